@@ -1,0 +1,387 @@
+// Package model holds the fabric object model: nodes, physical ports
+// linked to their peers, logical ports addressed by GUID and LID, and the
+// objects built over them (LID hop matrix, MAD pool, AV tracker).
+//
+// The graph follows OpenSM's split between a physical port (PhysPort: one
+// per port number of a node, with its PortInfo and its remote peer) and a
+// logical port (Port: one per port GUID, owning a LID range). A switch has
+// one logical port (port 0) whose GUID all its physical ports share.
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// ErrDuplicateGUID: a node or port GUID is already in the fabric.
+var ErrDuplicateGUID = errors.New("duplicate GUID")
+
+// Node is one InfiniBand device: a switch, channel adapter or router.
+type Node struct {
+	Info          smp.NodeInfo
+	RawInfo       [smp.DataSize]byte // NodeInfo as received
+	Desc          smp.NodeDescription
+	SwitchInfo    smp.SwitchInfo
+	RawSwitchInfo [smp.DataSize]byte // SwitchInfo as received (switches)
+	HasSwitchInfo bool
+
+	// Ports is indexed by port number, 0..NumPorts; an entry is nil for a
+	// port that was never read or reached (CAs have no port 0).
+	Ports []*PhysPort
+
+	// Path is the directed route by which the node was first reached.
+	Path smp.DRPath
+	// Index is the node's position in discovery order (0 = first).
+	Index int
+}
+
+// GUID is the node GUID.
+func (n *Node) GUID() uint64 { return n.Info.NodeGUID }
+
+// Type is the node type (smp.NodeCA, smp.NodeSwitch, smp.NodeRouter).
+func (n *Node) Type() uint8 { return n.Info.NodeType }
+
+// NumPorts is the number of physical ports.
+func (n *Node) NumPorts() int { return int(n.Info.NumPorts) }
+
+// IsSwitch reports whether n is a switch.
+func (n *Node) IsSwitch() bool { return n.Info.NodeType == smp.NodeSwitch }
+
+// Port returns physical port num, or nil.
+func (n *Node) Port(num int) *PhysPort {
+	if num < 0 || num >= len(n.Ports) {
+		return nil
+	}
+	return n.Ports[num]
+}
+
+// Description is the NodeDescription as the tools print it.
+func (n *Node) Description() string { return n.Desc.String() }
+
+// EnsurePort returns physical port num, creating an empty one with the
+// given GUID if it does not exist. It returns nil for a port number
+// outside 0..NumPorts.
+func (n *Node) EnsurePort(num int, guid uint64) *PhysPort {
+	if num < 0 || num > n.NumPorts() {
+		return nil
+	}
+	if n.Ports == nil {
+		n.Ports = make([]*PhysPort, n.NumPorts()+1)
+	}
+	p := n.Ports[num]
+	if p == nil {
+		p = &PhysPort{Node: n, Num: uint8(num), GUID: guid, Healthy: true}
+		n.Ports[num] = p
+	}
+	return p
+}
+
+// SMALID is the switch management port's LID (port 0), or for a CA or
+// router the base LID of its lowest-numbered port that has PortInfo.
+func (n *Node) SMALID() uint16 {
+	if p := n.managementPort(); p != nil {
+		return p.Info.LID
+	}
+	return 0
+}
+
+// SMALMC is the LMC matching SMALID.
+func (n *Node) SMALMC() uint8 {
+	if p := n.managementPort(); p != nil {
+		return p.Info.LMC
+	}
+	return 0
+}
+
+func (n *Node) managementPort() *PhysPort {
+	if n.IsSwitch() {
+		if p := n.Port(0); p != nil && p.HasInfo {
+			return p
+		}
+		return nil
+	}
+	for _, p := range n.Ports {
+		if p != nil && p.HasInfo {
+			return p
+		}
+	}
+	return nil
+}
+
+// PhysPort is one physical port of a node.
+type PhysPort struct {
+	Node *Node
+	Num  uint8
+	GUID uint64
+
+	Info    smp.PortInfo
+	RawInfo [smp.DataSize]byte // PortInfo as received
+	HasInfo bool
+
+	// ExtInfo is the Mellanox ExtendedPortInfo (0xFF90), when read.
+	ExtInfo    [smp.DataSize]byte
+	HasExtInfo bool
+
+	// Remote is the peer port at the other end of the link, or nil.
+	Remote *PhysPort
+	// Healthy is false when the port misbehaved (errors, contradictions).
+	Healthy bool
+	// Path is the directed route to the node through this port.
+	Path smp.DRPath
+
+	// Optional tables, read on request.
+	PKeys []uint16
+	SL2VL []byte // 16 entries, SL → VL
+	VLArb []byte // raw VLArbitration blocks
+}
+
+// Link connects p and q both ways, first breaking any link either had.
+func (p *PhysPort) Link(q *PhysPort) {
+	if p == nil || q == nil {
+		return
+	}
+	if p.Remote == q && q.Remote == p {
+		return
+	}
+	p.Unlink()
+	q.Unlink()
+	p.Remote = q
+	q.Remote = p
+}
+
+// Unlink breaks p's link on both ends.
+func (p *PhysPort) Unlink() {
+	if p == nil || p.Remote == nil {
+		return
+	}
+	r := p.Remote
+	p.Remote = nil
+	if r.Remote == p {
+		r.Remote = nil
+	}
+}
+
+// BaseLID is the port's base LID; external switch ports report the
+// switch's port-0 LID, as infiniband-diags do.
+func (p *PhysPort) BaseLID() uint16 {
+	if p.Node.IsSwitch() {
+		return p.Node.SMALID()
+	}
+	return p.Info.LID
+}
+
+// LMC is the port's LMC (switch ports: port 0's).
+func (p *PhysPort) LMC() uint8 {
+	if p.Node.IsSwitch() {
+		return p.Node.SMALMC()
+	}
+	return p.Info.LMC
+}
+
+// SetInfo stores a PortInfo and its raw bytes.
+func (p *PhysPort) SetInfo(raw []byte) error {
+	var pi smp.PortInfo
+	if err := pi.UnmarshalBinary(raw); err != nil {
+		return err
+	}
+	p.Info = pi
+	copy(p.RawInfo[:], raw)
+	p.HasInfo = true
+	return nil
+}
+
+// CapInfo is the PortInfo that supplies capability masks for this port:
+// switch port 0 for a switch's ports, the port itself otherwise. It
+// returns nil when that PortInfo was not read.
+func (p *PhysPort) CapInfo() *smp.PortInfo {
+	if p.Node.IsSwitch() {
+		if z := p.Node.Port(0); z != nil && z.HasInfo {
+			return &z.Info
+		}
+		return nil
+	}
+	if !p.HasInfo {
+		return nil
+	}
+	return &p.Info
+}
+
+func (p *PhysPort) String() string {
+	return fmt.Sprintf("0x%016x[%d]", p.Node.GUID(), p.Num)
+}
+
+// Port is a logical port: one per port GUID, owning a LID range.
+type Port struct {
+	GUID uint64
+	Node *Node
+	Phys *PhysPort // for a switch, port 0
+}
+
+// BaseLID is the logical port's base LID.
+func (p *Port) BaseLID() uint16 { return p.Phys.BaseLID() }
+
+// LMC is the logical port's LMC.
+func (p *Port) LMC() uint8 { return p.Phys.LMC() }
+
+// LIDRange returns the first and last LID of the port (base .. base+2^LMC-1).
+func (p *Port) LIDRange() (uint16, uint16) {
+	b := p.BaseLID()
+	if b == 0 {
+		return 0, 0
+	}
+	return b, b + uint16(1)<<p.LMC() - 1
+}
+
+// Fabric is a discovered (or loaded) subnet.
+type Fabric struct {
+	// Nodes in discovery order.
+	Nodes []*Node
+	// From is the node discovery started at, FromPort its port.
+	From     *Node
+	FromPort uint8
+	// MaxHops is the largest hop count seen from the start node.
+	MaxHops int
+
+	byGUID map[uint64]*Node
+	ports  map[uint64]*Port
+	lids   map[uint16]*Port
+}
+
+// NewFabric returns an empty fabric.
+func NewFabric() *Fabric {
+	return &Fabric{
+		byGUID: make(map[uint64]*Node),
+		ports:  make(map[uint64]*Port),
+		lids:   make(map[uint16]*Port),
+	}
+}
+
+// AddNode adds a node built from a NodeInfo (raw 64 bytes) reached by
+// path. It fails with ErrDuplicateGUID when the node GUID is known: the
+// caller decides what a duplicate means, the model never merges.
+func (f *Fabric) AddNode(raw []byte, path smp.DRPath) (*Node, error) {
+	var ni smp.NodeInfo
+	if err := ni.UnmarshalBinary(raw); err != nil {
+		return nil, err
+	}
+	if old, ok := f.byGUID[ni.NodeGUID]; ok {
+		return old, fmt.Errorf("node 0x%016x: %w", ni.NodeGUID, ErrDuplicateGUID)
+	}
+	n := &Node{Info: ni, Path: path, Index: len(f.Nodes)}
+	copy(n.RawInfo[:], raw)
+	n.Ports = make([]*PhysPort, int(ni.NumPorts)+1)
+	f.Nodes = append(f.Nodes, n)
+	f.byGUID[ni.NodeGUID] = n
+	if f.From == nil {
+		f.From = n
+		f.FromPort = ni.LocalPortNum
+	}
+	return n, nil
+}
+
+// AppendNode adds n as it is (used by cache loaders and simulators); it
+// fails with ErrDuplicateGUID when its GUID is known.
+func (f *Fabric) AppendNode(n *Node) error {
+	if _, ok := f.byGUID[n.GUID()]; ok {
+		return fmt.Errorf("node 0x%016x: %w", n.GUID(), ErrDuplicateGUID)
+	}
+	n.Index = len(f.Nodes)
+	f.Nodes = append(f.Nodes, n)
+	f.byGUID[n.GUID()] = n
+	return nil
+}
+
+// NodeByGUID returns the node with that GUID, or nil.
+func (f *Fabric) NodeByGUID(guid uint64) *Node { return f.byGUID[guid] }
+
+// PortByGUID returns the logical port with that GUID, or nil.
+func (f *Fabric) PortByGUID(guid uint64) *Port { return f.ports[guid] }
+
+// PortByLID returns the logical port whose LID range holds lid, or nil.
+func (f *Fabric) PortByLID(lid uint16) *Port { return f.lids[lid] }
+
+// RegisterPort records the logical port behind physical port pp (its GUID
+// and its LID range) once its PortInfo is known. The first port to claim
+// a GUID or a LID keeps it; a later claimant gets ErrDuplicateGUID (GUID)
+// or an error naming the LID, and is not registered.
+func (f *Fabric) RegisterPort(pp *PhysPort) error {
+	if pp.Node.IsSwitch() && pp.Num != 0 {
+		return nil // external switch ports share port 0's logical port
+	}
+	lp, ok := f.ports[pp.GUID]
+	if ok && lp.Phys != pp {
+		return fmt.Errorf("port 0x%016x: %w", pp.GUID, ErrDuplicateGUID)
+	}
+	if !ok {
+		lp = &Port{GUID: pp.GUID, Node: pp.Node, Phys: pp}
+		f.ports[pp.GUID] = lp
+	}
+	lo, hi := lp.LIDRange()
+	if lo == 0 {
+		return nil
+	}
+	var err error
+	for l := uint32(lo); l <= uint32(hi) && l <= 0xBFFF; l++ {
+		if other, ok := f.lids[uint16(l)]; ok && other != lp {
+			if err == nil {
+				err = fmt.Errorf("LID %d of port 0x%016x already belongs to port 0x%016x", l, lp.GUID, other.GUID)
+			}
+			continue
+		}
+		f.lids[uint16(l)] = lp
+	}
+	return err
+}
+
+// NumLogicalPorts returns the number of logical ports registered.
+func (f *Fabric) NumLogicalPorts() int { return len(f.ports) }
+
+// MaxLID returns the highest LID registered.
+func (f *Fabric) MaxLID() uint16 {
+	var m uint16
+	for l := range f.lids {
+		if l > m {
+			m = l
+		}
+	}
+	return m
+}
+
+// Switches returns the switches in discovery order.
+func (f *Fabric) Switches() []*Node { return f.ofType(smp.NodeSwitch) }
+
+// CAs returns the channel adapters in discovery order.
+func (f *Fabric) CAs() []*Node { return f.ofType(smp.NodeCA) }
+
+// Routers returns the routers in discovery order.
+func (f *Fabric) Routers() []*Node { return f.ofType(smp.NodeRouter) }
+
+func (f *Fabric) ofType(t uint8) []*Node {
+	var out []*Node
+	for _, n := range f.Nodes {
+		if n.Type() == t {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Links calls fn once for every link (each pair of linked ports once,
+// from the end whose node comes first in discovery order, or the lower
+// port number on a loopback link).
+func (f *Fabric) Links(fn func(a, b *PhysPort)) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			r := p.Remote
+			if r.Node.Index < n.Index || (r.Node == n && r.Num < p.Num) {
+				continue
+			}
+			fn(p, r)
+		}
+	}
+}

@@ -116,6 +116,10 @@ q sp-pkeys-0-1       $n 0x0016 2 smpquery -D pkeys 0 1
 q sp-sl2vl-0-1       $n 0x0017 2 smpquery -D sl2vl 0 1
 q sp-vlarb-0-3       $n 0x0018 2 smpquery -D vlarb 0 3
 q sp-guidinfo-0      $n 0x0014 2 smpquery -D guidinfo 0
+# Link tokens as ibnetdiscover prints them, for the speed-token tests.
+IBSIM_SOCKNAME=$sock LD_PRELOAD=$shim ibnetdiscover -p 2>/dev/null |
+	sed '1i # ibnetdiscover -p (infiniband-diags 44.0) on ibsim 0.10, net file testdata/speeds.net, after opensm --once' \
+	>"$here/speeds.ibnetdiscover-p.txt"
 q sp-lft-0           $n 0x0019 1 ibroute -D 0
 q sp-mft-0           $n 0x001b 2 ibroute -M -D 0
 stop_sim

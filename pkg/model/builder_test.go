@@ -62,14 +62,18 @@ func (b *builder) sw(guid uint64, nports int, lid uint16) *Node {
 	return n
 }
 
-// ca adds a CA whose port p has GUID guid+p and LID lid (0: next free).
+// ca adds a CA whose port p has GUID guid+p and LID lid+p-1 (lid 0:
+// next free LIDs).
 func (b *builder) ca(guid uint64, nports int, lid uint16) *Node {
 	n := b.node(smp.NodeCA, guid, nports, fmt.Sprintf("ca %#x", guid))
 	n.Info.PortGUID = guid + 1
 	for p := 1; p <= nports; p++ {
 		pp := n.EnsurePort(p, guid+uint64(p))
-		pp.Info.LID = b.lid(lid)
-		lid = 0
+		l := lid
+		if l != 0 {
+			l += uint16(p - 1)
+		}
+		pp.Info.LID = b.lid(l)
 		pp.Info.PortState = smp.PortStateActive
 		pp.HasInfo = true
 		if err := b.f.RegisterPort(pp); err != nil {

@@ -1,0 +1,72 @@
+//go:build linux
+
+package umad
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// Open selects a port with Select (ca "" and port <= 0 mean "choose") and
+// opens its umad device. The Device's Ref field tells which port it uses.
+func Open(fs *FS, ca string, port int) (*Device, error) {
+	ref, err := Select(fs, ca, port)
+	if err != nil {
+		return nil, err
+	}
+	d, err := OpenPath(ref.Device)
+	if err != nil {
+		return nil, err
+	}
+	d.Ref = ref
+	return d, nil
+}
+
+// OpenPath opens a umad device by path, e.g. "/dev/infiniband/umad0",
+// and registers the SMP agents.
+func OpenPath(path string) (*Device, error) {
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+			err = ErrPermission
+		case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENXIO):
+			err = fmt.Errorf("device node missing (%w): %w", err, ErrNoUmad)
+		}
+		return nil, &transport.OpError{Op: "open", Source: path, Err: err}
+	}
+	// A non-blocking descriptor goes to the runtime poller, so Close
+	// interrupts the reader's pending read.
+	f := os.NewFile(uintptr(fd), path)
+	return newDevice(f, fileIoctl(f), path)
+}
+
+// fileIoctl returns an ioctlFunc issuing ioctl(2) on f's descriptor.
+func fileIoctl(f *os.File) ioctlFunc {
+	return func(req uint, arg []byte) error {
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return err
+		}
+		var errno syscall.Errno
+		cerr := rc.Control(func(fd uintptr) {
+			var p unsafe.Pointer
+			if len(arg) > 0 {
+				p = unsafe.Pointer(&arg[0])
+			}
+			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(req), uintptr(p))
+		})
+		if cerr != nil {
+			return cerr
+		}
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
+}

@@ -1,0 +1,701 @@
+// Package discover is the discovery engine: it walks a fabric by
+// directed-route SMPs, breadth first from a start node, in parallel up to
+// a limit of SMPs on the wire, and builds the model graph.
+//
+// Discovery runs level by level. Level 0 is the start node (the local
+// port, or the node at the end of Config.From); level d+1 holds the nodes
+// first reached from level d. Each level is probed in parallel and the
+// answers are then taken in a fixed order (parent in discovery order, port
+// number ascending), so the graph, the node order and every DR path are
+// the same on every run whatever the timing. A hop limit is therefore
+// exact: every node within MaxHops hops of the start node is found and
+// none beyond.
+//
+// Each node is read by one worker at a time, so no node ever has more than
+// one SMP of ours outstanding, except that several parents of one level
+// may probe the same yet unknown node at once (their NodeInfo is what
+// tells them it is the same node). A link known from one end is never
+// probed from the other: one NodeInfo per link.
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// Defaults of Config.
+const (
+	DefaultOutstanding = 8
+	DefaultTimeout     = time.Second
+	DefaultRetries     = 3
+	DefaultMaxNodes    = 1 << 20
+)
+
+// Errors of Discover.
+var (
+	// ErrStart: the start node did not answer NodeInfo.
+	ErrStart = errors.New("start node did not answer")
+	// ErrTooManyNodes: the fabric grew past Config.MaxNodes.
+	ErrTooManyNodes = errors.New("node limit reached")
+)
+
+// Config controls one discovery.
+type Config struct {
+	// From is the directed route to the start node; the zero DRPath is
+	// the local port.
+	From smp.DRPath
+	// MaxHops limits discovery to nodes at most that many hops from the
+	// start node; a negative value means no limit.
+	MaxHops int
+	// Outstanding is the number of SMPs on the wire at once (default 8).
+	Outstanding int
+	// Timeout is the per-attempt SMP timeout (default 1 s).
+	Timeout time.Duration
+	// Retries is the number of further attempts after a timeout (default 3;
+	// a negative value means none).
+	Retries int
+	// NoMlnxEPI disables Mellanox ExtendedPortInfo queries (FDR10).
+	NoMlnxEPI bool
+	// MaxNodes stops discovery with ErrTooManyNodes beyond this many
+	// nodes (default 1<<20).
+	MaxNodes int
+	// MKey is placed in every SMP.
+	MKey uint64
+	// Progress, when set, is called for every NodeInfo answer taken into
+	// the graph, in discovery order, from the discovering goroutine.
+	Progress func(Progress)
+	// Sent, when set, is called after every SMP sent (from any goroutine).
+	Sent func()
+}
+
+// Progress describes one NodeInfo answer, as ibnetdiscover -s prints it.
+type Progress struct {
+	Path  smp.DRPath
+	New   bool
+	Node  *model.Node
+	Port  uint8 // 0 for switches, else the port reached
+	Nodes int   // nodes found so far
+	SMPs  int64 // SMPs sent so far
+}
+
+// SMPError is an SMP that failed after its retries.
+type SMPError struct {
+	Path smp.DRPath
+	Attr uint16
+	Mod  uint32
+	Err  error
+}
+
+func (e *SMPError) Error() string {
+	return fmt.Sprintf("DR path %s Attr 0x%x:%d: %v", e.Path, e.Attr, e.Mod, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *SMPError) Unwrap() error { return e.Err }
+
+// Problem kinds.
+const (
+	ProblemDuplicateGUID = "duplicate-guid"
+	ProblemContradiction = "contradiction"
+	ProblemLoopback      = "loopback"
+	ProblemPathTooLong   = "path-too-long"
+)
+
+// Problem is an inconsistency found in the fabric: never silently merged.
+type Problem struct {
+	Kind  string
+	Msg   string
+	Paths []smp.DRPath
+}
+
+func (p Problem) String() string {
+	s := p.Kind + ": " + p.Msg
+	for i, q := range p.Paths {
+		if i == 0 {
+			s += " (DR paths "
+		} else {
+			s += ", "
+		}
+		s += q.String()
+	}
+	if len(p.Paths) > 0 {
+		s += ")"
+	}
+	return s
+}
+
+// Result is what a discovery found.
+type Result struct {
+	Fabric   *model.Fabric
+	SMPs     int64 // SMPs sent, retries included
+	Retries  int64 // retries after timeouts
+	Errors   []*SMPError
+	Problems []Problem
+	// Levels is the number of levels reached (the largest hop count from
+	// the start node); MaxHops adds the start path's length, as
+	// ibnetdiscover's "max hops discovered".
+	Levels  int
+	MaxHops int
+	// Interrupted is true when the context was cancelled before the end.
+	Interrupted bool
+	// Err is the fatal error that stopped discovery early, if any.
+	Err error
+}
+
+// Partial reports whether the result misses part of the fabric: failed
+// SMPs, an interruption or a fatal error.
+func (r *Result) Partial() bool {
+	return len(r.Errors) > 0 || r.Interrupted || r.Err != nil
+}
+
+// Discover walks the fabric behind tr. It returns an error only when
+// nothing could be discovered (the start node did not answer, or the
+// transport failed at once); otherwise the result holds what was found,
+// with Partial set when something is missing.
+func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result, error) {
+	e := newEngine(tr, cfg)
+	err := e.run(ctx)
+	res := &Result{
+		Fabric:   e.fab,
+		SMPs:     e.smps.Load(),
+		Retries:  e.retries.Load(),
+		Errors:   e.errs,
+		Problems: e.problems,
+		Levels:   e.levels,
+		MaxHops:  e.levels + int(cfg.From.Len()),
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		res.Interrupted = true
+		err = nil
+	}
+	if e.fab.From == nil {
+		if err == nil {
+			err = ErrStart
+		}
+		return res, err
+	}
+	res.Err = err
+	e.register()
+	res.Problems = e.problems
+	OrderAsIBNetDiscover(e.fab, !cfg.NoMlnxEPI)
+	return res, nil
+}
+
+// register enters every port with a PortInfo into the fabric's GUID and
+// LID maps; conflicts become problems.
+func (e *engine) register() {
+	for _, n := range e.fab.Nodes {
+		for _, pp := range n.Ports {
+			if pp == nil || !pp.HasInfo {
+				continue
+			}
+			if err := e.fab.RegisterPort(pp); err != nil {
+				kind := ProblemContradiction
+				if errors.Is(err, model.ErrDuplicateGUID) {
+					kind = ProblemDuplicateGUID
+				}
+				e.addProblem(Problem{Kind: kind, Msg: err.Error(), Paths: []smp.DRPath{n.Path}})
+			}
+		}
+	}
+}
+
+type engine struct {
+	tr  transport.Transport
+	cfg Config
+	fab *model.Fabric
+
+	smps    atomic.Int64
+	retries atomic.Int64
+
+	mu       sync.Mutex // guards errs, problems
+	errs     []*SMPError
+	problems []Problem
+
+	level  map[*model.Node]int
+	entry  map[*model.Node]uint8 // port by which the node was first reached
+	levels int
+}
+
+func newEngine(tr transport.Transport, cfg Config) *engine {
+	if cfg.Outstanding <= 0 {
+		cfg.Outstanding = DefaultOutstanding
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = DefaultRetries
+	} else if cfg.Retries < 0 {
+		cfg.Retries = 0
+	}
+	if cfg.MaxNodes <= 0 {
+		cfg.MaxNodes = DefaultMaxNodes
+	}
+	return &engine{
+		tr:    tr,
+		cfg:   cfg,
+		fab:   model.NewFabric(),
+		level: make(map[*model.Node]int),
+		entry: make(map[*model.Node]uint8),
+	}
+}
+
+func (e *engine) addError(path smp.DRPath, attr uint16, mod uint32, err error) {
+	e.mu.Lock()
+	e.errs = append(e.errs, &SMPError{Path: path, Attr: attr, Mod: mod, Err: err})
+	e.mu.Unlock()
+}
+
+func (e *engine) addProblem(p Problem) {
+	e.mu.Lock()
+	e.problems = append(e.problems, p)
+	e.mu.Unlock()
+}
+
+// errFatal marks transport failures that end the discovery.
+type fatalError struct{ err error }
+
+func (f *fatalError) Error() string { return f.err.Error() }
+func (f *fatalError) Unwrap() error { return f.err }
+
+// get sends one SubnGet along path with retries and copies the attribute
+// into out (64 bytes). SMP-level failures are recorded and returned; a
+// transport failure is returned wrapped in *fatalError.
+func (e *engine) get(ctx context.Context, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
+	m := smp.NewGet(path, attr, mod)
+	m.MKey = e.cfg.MKey
+	var bufs [2 * smp.MADSize]byte
+	req, resp := bufs[:smp.MADSize], bufs[smp.MADSize:]
+	if err := m.MarshalTo(req); err != nil {
+		e.addError(path, attr, mod, err)
+		return err
+	}
+	var err error
+	for attempt := 0; attempt <= e.cfg.Retries; attempt++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if attempt > 0 {
+			e.retries.Add(1)
+		}
+		e.smps.Add(1)
+		if e.cfg.Sent != nil {
+			e.cfg.Sent()
+		}
+		actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+		err = e.tr.Exchange(actx, smp.PermissiveLID, req, resp)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !errors.Is(err, transport.ErrTimeout) {
+			return &fatalError{err}
+		}
+	}
+	if err != nil {
+		e.addError(path, attr, mod, err)
+		return err
+	}
+	var r smp.MAD
+	if err := r.UnmarshalBinary(resp); err != nil {
+		err = fmt.Errorf("bad response: %w", err)
+		e.addError(path, attr, mod, err)
+		return err
+	}
+	if r.AttrID != attr || !r.IsResponse() {
+		err = fmt.Errorf("response for attribute 0x%x method 0x%x", r.AttrID, r.Method)
+		e.addError(path, attr, mod, err)
+		return err
+	}
+	if st := r.StatusCode(); st != 0 {
+		err := &smp.StatusError{Status: st}
+		e.addError(path, attr, mod, err)
+		return err
+	}
+	copy(out, r.Data[:])
+	return nil
+}
+
+// pool runs jobs on cfg.Outstanding workers and waits for all of them.
+// It stops early on a fatal error or cancellation and returns it.
+func (e *engine) parallel(ctx context.Context, n int, job func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := e.cfg.Outstanding
+	if workers > n {
+		workers = n
+	}
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := job(ctx, i); err != nil {
+					var f *fatalError
+					if errors.As(err, &f) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+						once.Do(func() { first = err; cancel() })
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		var f *fatalError
+		if errors.As(first, &f) {
+			return f.err
+		}
+		return first
+	}
+	return ctx.Err()
+}
+
+// probe is one NodeInfo sent to find the node behind a port.
+type probe struct {
+	parent *model.PhysPort // the port probed through (nil for the start)
+	path   smp.DRPath
+	// remotePort, when non-zero, is the port of the reached node that
+	// faces parent (used when retracting from a CA start node, where the
+	// answer's LocalPortNum is not that port).
+	remotePort uint8
+	ok         bool
+	info       [smp.DataSize]byte
+}
+
+func (e *engine) run(ctx context.Context) error {
+	start := &probe{path: e.cfg.From}
+	if err := e.get(ctx, start.path, smp.AttrNodeInfo, 0, start.info[:]); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var f *fatalError
+		if errors.As(err, &f) {
+			return f.err
+		}
+		return fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	start.ok = true
+	cur, again := e.accept([]*probe{start}, 0)
+	for d := 0; len(cur) > 0 || len(again) > 0; d++ {
+		if err := e.read(ctx, cur, again); err != nil {
+			return err
+		}
+		e.levels = d
+		if e.cfg.MaxHops >= 0 && d >= e.cfg.MaxHops {
+			break
+		}
+		probes := e.candidates(cur)
+		err := e.parallel(ctx, len(probes), func(ctx context.Context, i int) error {
+			p := probes[i]
+			err := e.get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+			p.ok = err == nil
+			return err
+		})
+		if err != nil {
+			// take what answered before stopping
+			e.accept(probes, d+1)
+			return err
+		}
+		cur, again = e.accept(probes, d+1)
+		if len(e.fab.Nodes) >= e.cfg.MaxNodes {
+			return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
+		}
+	}
+	return nil
+}
+
+// read reads what a new node needs: NodeDescription, SwitchInfo and
+// PortInfo of every port for a switch, PortInfo of the reached port for a
+// CA or router; and PortInfo of the ports of known CAs reached again.
+func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
+	return e.parallel(ctx, len(nodes)+len(again), func(ctx context.Context, i int) error {
+		if i >= len(nodes) {
+			r := again[i-len(nodes)]
+			return e.readPort(ctx, r.n, r.num, r.path)
+		}
+		n := nodes[i]
+		var buf [smp.DataSize]byte
+		if err := e.get(ctx, n.Path, smp.AttrNodeDescription, 0, buf[:]); err == nil {
+			_ = n.Desc.UnmarshalBinary(buf[:])
+		} else if isStop(err) {
+			return err
+		}
+		if !n.IsSwitch() {
+			return e.readPort(ctx, n, e.entry[n], n.Path)
+		}
+		if err := e.get(ctx, n.Path, smp.AttrSwitchInfo, 0, buf[:]); err == nil {
+			_ = n.SwitchInfo.UnmarshalBinary(buf[:])
+			copy(n.RawSwitchInfo[:], buf[:])
+			n.HasSwitchInfo = true
+		} else if isStop(err) {
+			return err
+		}
+		for p := 0; p <= n.NumPorts(); p++ {
+			if err := e.readPort(ctx, n, uint8(p), n.Path); isStop(err) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func isStop(err error) bool {
+	if err == nil {
+		return false
+	}
+	var f *fatalError
+	return errors.As(err, &f) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// readPort reads PortInfo (and the Mellanox ExtendedPortInfo where
+// ibnetdiscover would) of port num of n along path.
+func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path smp.DRPath) error {
+	pp := n.Port(int(num))
+	if pp == nil {
+		guid := n.Info.PortGUID
+		pp = n.EnsurePort(int(num), guid)
+		if pp == nil {
+			return nil
+		}
+	}
+	var buf [smp.DataSize]byte
+	if err := e.get(ctx, path, smp.AttrPortInfo, uint32(num), buf[:]); err != nil {
+		return err
+	}
+	if err := pp.SetInfo(buf[:]); err != nil {
+		return err
+	}
+	if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
+		if err := e.get(ctx, path, smp.AttrMlnxExtPortInfo, uint32(num), buf[:]); err == nil {
+			copy(pp.ExtInfo[:], buf[:])
+			pp.HasExtInfo = true
+		} else if isStop(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// candidates lists the NodeInfo probes out of the nodes of one level, in
+// canonical order: nodes in discovery order, ports ascending.
+func (e *engine) candidates(nodes []*model.Node) []*probe {
+	var out []*probe
+	for _, n := range nodes {
+		if n.IsSwitch() {
+			for p := 1; p <= n.NumPorts(); p++ {
+				pp := n.Port(p)
+				if pp == nil || !pp.HasInfo || pp.Remote != nil || pp.Info.PortPhysicalState != smp.PhysLinkUp {
+					continue
+				}
+				path, err := n.Path.Extend(uint8(p))
+				if err != nil {
+					e.addProblem(Problem{Kind: ProblemPathTooLong, Msg: fmt.Sprintf("add port %d to DR path failed", p), Paths: []smp.DRPath{n.Path}})
+					continue
+				}
+				out = append(out, &probe{parent: pp, path: path})
+			}
+			continue
+		}
+		// A CA or router is left only from the start node, through the
+		// port discovery started on.
+		if n != e.fab.From {
+			continue
+		}
+		q := e.fab.FromPort
+		pp := n.Port(int(q))
+		if pp == nil || !pp.HasInfo || pp.Remote != nil || pp.Info.PortPhysicalState != smp.PhysLinkUp {
+			continue
+		}
+		if n.Path.Len() == 0 {
+			path, _ := n.Path.Extend(q)
+			out = append(out, &probe{parent: pp, path: path})
+		} else {
+			// DR cannot pass through a CA: go back one hop instead.
+			out = append(out, &probe{parent: pp, path: n.Path.Retract(), remotePort: n.Path.Last()})
+		}
+	}
+	return out
+}
+
+// accept takes the answers of one level's probes into the graph, in
+// canonical order, and returns the nodes new at level d and the ports of
+// known CAs and routers reached for the first time.
+func (e *engine) accept(probes []*probe, d int) ([]*model.Node, []portRead) {
+	var fresh []*model.Node
+	var revisit []portRead
+	for _, p := range probes {
+		if !p.ok {
+			continue
+		}
+		var ni smp.NodeInfo
+		if err := ni.UnmarshalBinary(p.info[:]); err != nil {
+			continue
+		}
+		q := ni.LocalPortNum
+		if p.remotePort != 0 {
+			q = p.remotePort
+		}
+		if old := e.fab.NodeByGUID(ni.NodeGUID); old != nil {
+			if !e.known(old, &ni, q, p) {
+				continue
+			}
+			if !old.IsSwitch() {
+				if pp := old.Port(int(q)); pp != nil && !pp.HasInfo {
+					revisit = append(revisit, portRead{old, q, p.path})
+				}
+			}
+			e.progress(p.path, false, old, q)
+			continue
+		}
+		if int(q) > int(ni.NumPorts) {
+			e.addProblem(Problem{Kind: ProblemContradiction, Msg: fmt.Sprintf("node 0x%016x answered from port %d but has %d ports", ni.NodeGUID, q, ni.NumPorts), Paths: []smp.DRPath{p.path}})
+			continue
+		}
+		n, err := e.fab.AddNode(p.info[:], p.path)
+		if err != nil {
+			continue
+		}
+		e.level[n] = d
+		e.entry[n] = q
+		pg := ni.PortGUID
+		pp := n.EnsurePort(int(q), pg)
+		if p.parent != nil && q != 0 {
+			pp.Path = p.path
+			e.link(p.parent, pp, p.path)
+		}
+		fresh = append(fresh, n)
+		e.progress(p.path, true, n, q)
+	}
+	return fresh, revisit
+}
+
+type portRead struct {
+	n    *model.Node
+	num  uint8
+	path smp.DRPath
+}
+
+// known handles a NodeInfo answer for a GUID already in the graph. It
+// reports whether the answer was accepted (linked) or rejected as a
+// duplicate or contradiction.
+func (e *engine) known(old *model.Node, ni *smp.NodeInfo, q uint8, p *probe) bool {
+	if ni.NodeType != old.Type() || ni.NumPorts != old.Info.NumPorts {
+		e.addProblem(Problem{Kind: ProblemDuplicateGUID,
+			Msg:   fmt.Sprintf("node GUID 0x%016x answered as %d-port type %d and as %d-port type %d", ni.NodeGUID, old.Info.NumPorts, old.Type(), ni.NumPorts, ni.NodeType),
+			Paths: []smp.DRPath{old.Path, p.path}})
+		return false
+	}
+	if int(q) > old.NumPorts() {
+		e.addProblem(Problem{Kind: ProblemContradiction, Msg: fmt.Sprintf("node 0x%016x answered from port %d but has %d ports", ni.NodeGUID, q, ni.NumPorts), Paths: []smp.DRPath{p.path}})
+		return false
+	}
+	if p.parent == nil {
+		return true
+	}
+	xp := old.Port(int(q))
+	if xp != nil && xp.Remote != nil && xp.Remote != p.parent {
+		e.addProblem(Problem{Kind: ProblemDuplicateGUID,
+			Msg: fmt.Sprintf("node GUID 0x%016x port %d is linked to %s and answered again through %s",
+				ni.NodeGUID, q, xp.Remote, p.parent),
+			Paths: []smp.DRPath{old.Path, p.path}})
+		return false
+	}
+	if !old.IsSwitch() && xp != nil && xp.GUID != ni.PortGUID {
+		e.addProblem(Problem{Kind: ProblemContradiction,
+			Msg:   fmt.Sprintf("port %d of node 0x%016x answered port GUID 0x%016x, earlier 0x%016x", q, ni.NodeGUID, ni.PortGUID, xp.GUID),
+			Paths: []smp.DRPath{xp.Path, p.path}})
+		return false
+	}
+	if xp != nil && xp.HasInfo && xp.Info.PortPhysicalState != smp.PhysLinkUp {
+		e.addProblem(Problem{Kind: ProblemContradiction,
+			Msg:   fmt.Sprintf("port %d of node 0x%016x answered through a link it reported as down", q, ni.NodeGUID),
+			Paths: []smp.DRPath{old.Path, p.path}})
+		return false
+	}
+	if xp == nil {
+		xp = old.EnsurePort(int(q), ni.PortGUID)
+		xp.Path = p.path
+	}
+	e.link(p.parent, xp, p.path)
+	return true
+}
+
+func (e *engine) link(a, b *model.PhysPort, path smp.DRPath) {
+	if a.Node == b.Node {
+		e.addProblem(Problem{Kind: ProblemLoopback,
+			Msg:   fmt.Sprintf("node 0x%016x port %d is cabled to its own port %d", a.Node.GUID(), a.Num, b.Num),
+			Paths: []smp.DRPath{path}})
+	}
+	a.Link(b)
+}
+
+func (e *engine) progress(path smp.DRPath, isNew bool, n *model.Node, q uint8) {
+	if e.cfg.Progress == nil {
+		return
+	}
+	port := q
+	if n.IsSwitch() {
+		port = 0
+	}
+	e.cfg.Progress(Progress{Path: path, New: isNew, Node: n, Port: port, Nodes: len(e.fab.Nodes), SMPs: e.smps.Load()})
+}
+
+// Level returns the hop count of n from the start node, or -1 when n was
+// not found by this engine (e.g. a loaded fabric).
+func (r *Result) Level(n *model.Node) int {
+	// Levels are recomputed from the graph: BFS over links from From.
+	if r.Fabric == nil || r.Fabric.From == nil {
+		return -1
+	}
+	dist := Distances(r.Fabric, r.Fabric.From)
+	if d, ok := dist[n]; ok {
+		return d
+	}
+	return -1
+}
+
+// Distances returns the hop count of every node reachable from start over
+// the links of the graph.
+func Distances(f *model.Fabric, start *model.Node) map[*model.Node]int {
+	dist := map[*model.Node]int{start: 0}
+	queue := []*model.Node{start}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			m := p.Remote.Node
+			if _, ok := dist[m]; !ok {
+				dist[m] = dist[n] + 1
+				queue = append(queue, m)
+			}
+		}
+	}
+	return dist
+}

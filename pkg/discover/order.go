@@ -1,0 +1,137 @@
+package discover
+
+import (
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// Mellanox device IDs for which libibnetdisc reads the Mellanox
+// ExtendedPortInfo (diags-formats §2.2).
+func mlnxEPIDevice(id uint16) bool {
+	switch {
+	case id >= 0xc738 && id <= 0xc73b, id == 0xc839, id == 0xcb20,
+		id == 0xcf08, id == 0xcf09, id == 0xd2f0:
+		return true
+	case id >= 0x1003 && id <= 0x101b, id == 0xa2d2:
+		return true
+	}
+	return false
+}
+
+// wantsMlnxEPI reports whether ibnetdiscover would read the Mellanox
+// ExtendedPortInfo of pp: a Mellanox device, the port LinkUp at QDR with
+// no extended speed active.
+func wantsMlnxEPI(pp *model.PhysPort) bool {
+	if !mlnxEPIDevice(pp.Node.Info.DeviceID) || !pp.HasInfo {
+		return false
+	}
+	pi := &pp.Info
+	if pi.PortPhysicalState != smp.PhysLinkUp || pi.LinkSpeedActive != smp.SpeedQDR {
+		return false
+	}
+	return extSpeedActive(pp) == 0
+}
+
+// extSpeedActive is the extended speed a port runs, 0 when its capability
+// PortInfo does not advertise extended speeds.
+func extSpeedActive(pp *model.PhysPort) uint8 {
+	cp := pp.CapInfo()
+	if cp == nil || cp.CapabilityMask&smp.CapIsExtendedSpeedsSupp == 0 {
+		return 0
+	}
+	return pp.Info.LinkSpeedExtActive
+}
+
+// OrderAsIBNetDiscover reorders f.Nodes (and their Index) into the order
+// in which ibnetdiscover -o 1 creates them on the same fabric: it replays
+// libibnetdisc's FIFO discovery (one SMP on the wire) over the graph.
+// Nodes the replay does not reach keep their relative order after the
+// others. epi says whether the Mellanox ExtendedPortInfo step is replayed.
+func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
+	if f.From == nil {
+		return
+	}
+	type kind uint8
+	const (
+		kNodeInfo kind = iota
+		kPortInfo
+		kEPI
+	)
+	type item struct {
+		k    kind
+		n    *model.Node
+		num  uint8
+		via  *model.PhysPort
+		init bool
+	}
+	created := make(map[*model.Node]bool, len(f.Nodes))
+	entry := make(map[*model.Node]uint8, len(f.Nodes))
+	order := make([]*model.Node, 0, len(f.Nodes))
+	queue := []item{{k: kNodeInfo, init: true}}
+	explore := func(n *model.Node, pp *model.PhysPort) {
+		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
+			return
+		}
+		if (n.IsSwitch() && pp.Num != entry[n]) || (n == f.From && pp.Num == f.FromPort) {
+			queue = append(queue, item{k: kNodeInfo, via: pp})
+		}
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		switch it.k {
+		case kNodeInfo:
+			var n *model.Node
+			var q uint8
+			if it.init {
+				n, q = f.From, f.FromPort
+			} else {
+				if it.via.Remote == nil {
+					continue
+				}
+				n, q = it.via.Remote.Node, it.via.Remote.Num
+			}
+			if !created[n] {
+				created[n] = true
+				entry[n] = q
+				order = append(order, n)
+				if n.IsSwitch() {
+					queue = append(queue, item{k: kPortInfo, n: n, num: 0})
+				} else {
+					queue = append(queue, item{k: kPortInfo, n: n, num: q})
+				}
+			} else if !n.IsSwitch() {
+				queue = append(queue, item{k: kPortInfo, n: n, num: q})
+			}
+		case kPortInfo:
+			pp := it.n.Port(int(it.num))
+			if pp == nil || !pp.HasInfo {
+				continue
+			}
+			if it.n.IsSwitch() && it.num == 0 {
+				for p := 1; p <= it.n.NumPorts(); p++ {
+					queue = append(queue, item{k: kPortInfo, n: it.n, num: uint8(p)})
+				}
+				continue
+			}
+			if epi && wantsMlnxEPI(pp) {
+				queue = append(queue, item{k: kEPI, n: it.n, num: it.num})
+				continue
+			}
+			explore(it.n, pp)
+		case kEPI:
+			explore(it.n, it.n.Port(int(it.num)))
+		}
+	}
+	if len(order) < len(f.Nodes) {
+		for _, n := range f.Nodes {
+			if !created[n] {
+				order = append(order, n)
+			}
+		}
+	}
+	for i, n := range order {
+		n.Index = i
+	}
+	copy(f.Nodes, order)
+}

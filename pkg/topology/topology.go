@@ -1,0 +1,338 @@
+// Package topology writes a fabric in ibnetdiscover's text formats, byte
+// for byte as infiniband-diags 44 prints them: the topology file, the
+// node lists (-l, -H, -S, -R) and the ports report (-p).
+package topology
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// Namer returns the name printed for a node: the node-name-map entry for
+// its GUID, else its NodeDescription.
+type Namer func(n *model.Node) string
+
+// DescName is the Namer without a node-name map.
+func DescName(n *model.Node) string { return n.Description() }
+
+// Options select the topology file's optional parts.
+type Options struct {
+	// Full appends " s=<speed> w=<width> v=<vlcap>" to every port line (-f).
+	Full bool
+	// MaxHops adds the "max hops" and "Total MADs" header lines (-m).
+	MaxHops bool
+	// HopsDiscovered and MADs are the values printed with MaxHops.
+	HopsDiscovered int
+	MADs           int64
+	// Generated is the time in the header (default: now).
+	Generated time.Time
+	// Name maps nodes to names (default DescName).
+	Name Namer
+}
+
+// NodeID returns the quoted-less node id ibnetdiscover prints: "S-", "H-",
+// "R-" or "?-" and the node GUID in 16 hex digits.
+func NodeID(n *model.Node) string {
+	return string(appendNodeID(nil, n))
+}
+
+func appendNodeID(b []byte, n *model.Node) []byte {
+	switch n.Type() {
+	case smp.NodeSwitch:
+		b = append(b, "S-"...)
+	case smp.NodeCA:
+		b = append(b, "H-"...)
+	case smp.NodeRouter:
+		b = append(b, "R-"...)
+	default:
+		b = append(b, "?-"...)
+	}
+	return appendHex16(b, n.GUID())
+}
+
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	for i := 60; i >= 0; i -= 4 {
+		b = append(b, digits[(v>>uint(i))&0xF])
+	}
+	return b
+}
+
+func appendHex(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 16) }
+
+// appendHeader appends the topology file's header block.
+func appendHeader(b []byte, f *model.Fabric, o *Options) []byte {
+	t := o.Generated
+	if t.IsZero() {
+		t = time.Now()
+	}
+	b = append(b, "#\n# Topology file: generated on "...)
+	b = t.AppendFormat(b, "Mon Jan _2 15:04:05 2006")
+	b = append(b, "\n#\n"...)
+	if o.MaxHops {
+		b = append(b, "# Reported max hops discovered: "...)
+		b = strconv.AppendInt(b, int64(o.HopsDiscovered), 10)
+		b = append(b, "\n# Total MADs used: "...)
+		b = strconv.AppendInt(b, o.MADs, 10)
+		b = append(b, '\n')
+	}
+	b = append(b, "# Initiated from node "...)
+	var fromNode, fromPort uint64
+	if f.From != nil {
+		fromNode, fromPort = f.From.GUID(), f.From.Info.PortGUID
+	}
+	b = appendHex16(b, fromNode)
+	b = append(b, " port "...)
+	b = appendHex16(b, fromPort)
+	b = append(b, '\n')
+	return b
+}
+
+// WriteTopology writes f as ibnetdiscover's topology file: the header,
+// then switches, CAs and routers, each in reverse discovery order.
+func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
+	if o.Name == nil {
+		o.Name = DescName
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	b := appendHeader(make([]byte, 0, 4096), f, &o)
+	for _, t := range []uint8{smp.NodeSwitch, smp.NodeCA, smp.NodeRouter} {
+		for i := len(f.Nodes) - 1; i >= 0; i-- {
+			n := f.Nodes[i]
+			if n.Type() != t {
+				continue
+			}
+			b = appendNode(b, n, &o)
+			if len(b) > 32<<10 {
+				if _, err := bw.Write(b); err != nil {
+					return err
+				}
+				b = b[:0]
+			}
+		}
+	}
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func appendNode(b []byte, n *model.Node, o *Options) []byte {
+	b = append(b, "\nvendid=0x"...)
+	b = appendHex(b, uint64(n.Info.VendorID))
+	b = append(b, "\ndevid=0x"...)
+	b = appendHex(b, uint64(n.Info.DeviceID))
+	b = append(b, '\n')
+	if n.Info.SystemImageGUID != 0 {
+		b = append(b, "sysimgguid=0x"...)
+		b = appendHex(b, n.Info.SystemImageGUID)
+		b = append(b, '\n')
+	}
+	switch n.Type() {
+	case smp.NodeSwitch:
+		b = append(b, "switchguid=0x"...)
+		b = appendHex(b, n.GUID())
+		b = append(b, '(')
+		b = appendHex(b, n.Info.PortGUID)
+		b = append(b, ")\nSwitch\t"...)
+		b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
+		b = append(b, " \""...)
+		b = appendNodeID(b, n)
+		b = append(b, "\"\t\t# \""...)
+		b = append(b, o.Name(n)...)
+		b = append(b, "\" "...)
+		if n.SwitchInfo.EnhancedPort0 {
+			b = append(b, "enhanced"...)
+		} else {
+			b = append(b, "base"...)
+		}
+		b = append(b, " port 0 lid "...)
+		b = strconv.AppendInt(b, int64(n.SMALID()), 10)
+		b = append(b, " lmc "...)
+		b = strconv.AppendInt(b, int64(n.SMALMC()), 10)
+		b = append(b, '\n')
+		for p := 1; p <= n.NumPorts(); p++ {
+			pp := n.Port(p)
+			if pp == nil || pp.Remote == nil {
+				continue
+			}
+			b = appendSwitchPort(b, pp, o)
+		}
+	case smp.NodeCA, smp.NodeRouter:
+		if n.Type() == smp.NodeCA {
+			b = append(b, "caguid=0x"...)
+		} else {
+			b = append(b, "rtguid=0x"...)
+		}
+		b = appendHex(b, n.GUID())
+		if n.Type() == smp.NodeCA {
+			b = append(b, "\nCa\t"...)
+		} else {
+			b = append(b, "\nRt\t"...)
+		}
+		b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
+		b = append(b, " \""...)
+		b = appendNodeID(b, n)
+		b = append(b, "\"\t\t# \""...)
+		b = append(b, n.Description()...)
+		b = append(b, "\"\n"...)
+		for p := 1; p <= n.NumPorts(); p++ {
+			pp := n.Port(p)
+			if pp == nil || pp.Remote == nil {
+				continue
+			}
+			b = appendCAPort(b, pp, o)
+		}
+	}
+	return b
+}
+
+func remoteLID(r *model.PhysPort) uint16 {
+	if r.Node.IsSwitch() {
+		return r.Node.SMALID()
+	}
+	return r.Info.LID
+}
+
+func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options) []byte {
+	r := pp.Remote
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(pp.Num), 10)
+	b = append(b, "]\t\""...)
+	b = appendNodeID(b, r.Node)
+	b = append(b, "\"["...)
+	b = strconv.AppendInt(b, int64(r.Num), 10)
+	b = append(b, ']')
+	if !r.Node.IsSwitch() {
+		b = append(b, '(')
+		b = appendHex(b, r.GUID)
+		b = append(b, ") "...)
+	}
+	b = append(b, "\t\t# \""...)
+	b = append(b, o.Name(r.Node)...)
+	b = append(b, "\" lid "...)
+	b = strconv.AppendInt(b, int64(remoteLID(r)), 10)
+	b = append(b, ' ')
+	b = appendLinkToken(b, pp)
+	b = appendFull(b, pp, o)
+	return append(b, '\n')
+}
+
+func appendCAPort(b []byte, pp *model.PhysPort, o *Options) []byte {
+	r := pp.Remote
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(pp.Num), 10)
+	b = append(b, "]("...)
+	b = appendHex(b, pp.GUID)
+	b = append(b, ") \t\""...)
+	b = appendNodeID(b, r.Node)
+	b = append(b, "\"["...)
+	b = strconv.AppendInt(b, int64(r.Num), 10)
+	b = append(b, ']')
+	if !r.Node.IsSwitch() {
+		b = append(b, " ("...)
+		b = appendHex(b, r.GUID)
+		b = append(b, ") "...)
+	}
+	b = append(b, "\t\t# lid "...)
+	b = strconv.AppendInt(b, int64(pp.Info.LID), 10)
+	b = append(b, " lmc "...)
+	b = strconv.AppendInt(b, int64(pp.Info.LMC), 10)
+	b = append(b, " \""...)
+	b = append(b, o.Name(r.Node)...)
+	b = append(b, "\" lid "...)
+	b = strconv.AppendInt(b, int64(remoteLID(r)), 10)
+	b = append(b, ' ')
+	b = appendLinkToken(b, pp)
+	b = appendFull(b, pp, o)
+	return append(b, '\n')
+}
+
+func appendFull(b []byte, pp *model.PhysPort, o *Options) []byte {
+	if !o.Full {
+		return b
+	}
+	b = append(b, " s="...)
+	b = strconv.AppendInt(b, int64(pp.Info.LinkSpeedActive), 10)
+	b = append(b, " w="...)
+	b = strconv.AppendInt(b, int64(pp.Info.LinkWidthActive), 10)
+	b = append(b, " v="...)
+	b = strconv.AppendInt(b, int64(pp.Info.VLCap), 10)
+	return b
+}
+
+// appendLinkToken appends the width/speed token, e.g. "4xEDR".
+func appendLinkToken(b []byte, pp *model.PhysPort) []byte {
+	b = append(b, WidthToken(pp)...)
+	return append(b, SpeedToken(pp)...)
+}
+
+// WidthToken is ibnetdiscover's width token of a port ("4x", "??").
+func WidthToken(pp *model.PhysPort) string {
+	switch pp.Info.LinkWidthActive {
+	case smp.Width1x:
+		return "1x"
+	case smp.Width4x:
+		return "4x"
+	case smp.Width8x:
+		return "8x"
+	case smp.Width12x:
+		return "12x"
+	case smp.Width2x:
+		return "2x"
+	}
+	return "??"
+}
+
+// SpeedToken is ibnetdiscover's speed token of a port ("EDR", "FDR10",
+// "???"), by the rule of diags-formats §1.3.5: capability masks from the
+// switch's port 0 for switch ports.
+func SpeedToken(pp *model.PhysPort) string {
+	cp := pp.CapInfo()
+	if cp == nil {
+		return "???"
+	}
+	ispeed := pp.Info.LinkSpeedActive
+	var espeed uint8
+	if cp.CapabilityMask&smp.CapIsExtendedSpeedsSupp != 0 {
+		espeed = pp.Info.LinkSpeedExtActive
+	}
+	if cp.CapabilityMask&smp.CapIsCapabilityMask2Supp != 0 &&
+		cp.CapabilityMask2&smp.Cap2IsExtendedSpeeds2Supp != 0 && pp.Info.LinkSpeedExtActive2 != 0 {
+		espeed = pp.Info.LinkSpeedExtActive2 << 5
+	}
+	if ispeed != smp.SpeedQDR && espeed == 0 {
+		switch ispeed {
+		case smp.SpeedSDR:
+			return "SDR"
+		case smp.SpeedDDR:
+			return "DDR"
+		case smp.SpeedQDR:
+			return "QDR"
+		}
+		return "???"
+	}
+	switch espeed {
+	case 0:
+		if pp.HasExtInfo && pp.ExtInfo[15]&1 != 0 {
+			return "FDR10"
+		}
+		return "QDR"
+	case smp.ExtSpeedFDR:
+		return "FDR"
+	case smp.ExtSpeedEDR:
+		return "EDR"
+	case smp.ExtSpeedHDR:
+		return "HDR"
+	case smp.ExtSpeedNDR:
+		return "NDR"
+	case smp.ExtSpeedXDR:
+		return "XDR"
+	}
+	return "???"
+}

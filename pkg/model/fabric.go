@@ -208,6 +208,9 @@ func (p *PhysPort) CapInfo() *smp.PortInfo {
 	return &p.Info
 }
 
+// FDR10 reports whether the Mellanox ExtendedPortInfo says the link runs FDR10.
+func (p *PhysPort) FDR10() bool { return p.HasExtInfo && p.ExtInfo[15]&smp.MlnxSpeedFDR10 != 0 }
+
 func (p *PhysPort) String() string {
 	return fmt.Sprintf("0x%016x[%d]", p.Node.GUID(), p.Num)
 }

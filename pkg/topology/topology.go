@@ -35,30 +35,13 @@ type Options struct {
 	Name Namer
 }
 
-// NodeID returns the quoted-less node id ibnetdiscover prints: "S-", "H-",
-// "R-" or "?-" and the node GUID in 16 hex digits.
-func NodeID(n *model.Node) string {
-	return string(appendNodeID(nil, n))
-}
-
 func appendNodeID(b []byte, n *model.Node) []byte {
-	switch n.Type() {
-	case smp.NodeSwitch:
-		b = append(b, "S-"...)
-	case smp.NodeCA:
-		b = append(b, "H-"...)
-	case smp.NodeRouter:
-		b = append(b, "R-"...)
-	default:
-		b = append(b, "?-"...)
-	}
-	return appendHex16(b, n.GUID())
+	return smp.AppendNodeID(b, n.Type(), n.GUID())
 }
 
 func appendHex16(b []byte, v uint64) []byte {
-	const digits = "0123456789abcdef"
 	for i := 60; i >= 0; i -= 4 {
-		b = append(b, digits[(v>>uint(i))&0xF])
+		b = append(b, "0123456789abcdef"[(v>>uint(i))&0xF])
 	}
 	return b
 }
@@ -268,71 +251,6 @@ func appendFull(b []byte, pp *model.PhysPort, o *Options) []byte {
 
 // appendLinkToken appends the width/speed token, e.g. "4xEDR".
 func appendLinkToken(b []byte, pp *model.PhysPort) []byte {
-	b = append(b, WidthToken(pp)...)
-	return append(b, SpeedToken(pp)...)
-}
-
-// WidthToken is ibnetdiscover's width token of a port ("4x", "??").
-func WidthToken(pp *model.PhysPort) string {
-	switch pp.Info.LinkWidthActive {
-	case smp.Width1x:
-		return "1x"
-	case smp.Width4x:
-		return "4x"
-	case smp.Width8x:
-		return "8x"
-	case smp.Width12x:
-		return "12x"
-	case smp.Width2x:
-		return "2x"
-	}
-	return "??"
-}
-
-// SpeedToken is ibnetdiscover's speed token of a port ("EDR", "FDR10",
-// "???"), by the rule of diags-formats §1.3.5: capability masks from the
-// switch's port 0 for switch ports.
-func SpeedToken(pp *model.PhysPort) string {
-	cp := pp.CapInfo()
-	if cp == nil {
-		return "???"
-	}
-	ispeed := pp.Info.LinkSpeedActive
-	var espeed uint8
-	if cp.CapabilityMask&smp.CapIsExtendedSpeedsSupp != 0 {
-		espeed = pp.Info.LinkSpeedExtActive
-	}
-	if cp.CapabilityMask&smp.CapIsCapabilityMask2Supp != 0 &&
-		cp.CapabilityMask2&smp.Cap2IsExtendedSpeeds2Supp != 0 && pp.Info.LinkSpeedExtActive2 != 0 {
-		espeed = pp.Info.LinkSpeedExtActive2 << 5
-	}
-	if ispeed != smp.SpeedQDR && espeed == 0 {
-		switch ispeed {
-		case smp.SpeedSDR:
-			return "SDR"
-		case smp.SpeedDDR:
-			return "DDR"
-		case smp.SpeedQDR:
-			return "QDR"
-		}
-		return "???"
-	}
-	switch espeed {
-	case 0:
-		if pp.HasExtInfo && pp.ExtInfo[15]&1 != 0 {
-			return "FDR10"
-		}
-		return "QDR"
-	case smp.ExtSpeedFDR:
-		return "FDR"
-	case smp.ExtSpeedEDR:
-		return "EDR"
-	case smp.ExtSpeedHDR:
-		return "HDR"
-	case smp.ExtSpeedNDR:
-		return "NDR"
-	case smp.ExtSpeedXDR:
-		return "XDR"
-	}
-	return "???"
+	b = append(b, smp.WidthToken(pp.Info.LinkWidthActive)...)
+	return append(b, smp.PortSpeedToken(&pp.Info, pp.CapInfo(), pp.FDR10())...)
 }

@@ -139,6 +139,10 @@ func Select(fs *FS, ca string, port int) (PortRef, error) {
 			return PortRef{}, fmt.Errorf("umad: port %d on %s: %w", port, where, ErrNotFound)
 		case len(ethernet) > 0:
 			return PortRef{}, fmt.Errorf("umad: %s: %w", strings.Join(ethernet, ", "), ErrEthernet)
+		case ca != "" && port > 0:
+			p := cand[0].Port(port)
+			return PortRef{}, fmt.Errorf("umad: %s port %d is %d: %s (physical %d: %s): %w", ca, port,
+				p.State, p.State, p.PhysState, p.PhysState, ErrPortNotActive)
 		case ca != "" || port > 0:
 			return PortRef{}, fmt.Errorf("umad: %s: no usable port (all Disabled or SMI-less): %w",
 				describe(ca, port), ErrPortNotActive)

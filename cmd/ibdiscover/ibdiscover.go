@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/outfile"
+	"github.com/ibfabric/ibdiag/internal/progress"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/topology"
+)
+
+const examples = `EXAMPLES:
+   ibdiscover --sim testdata/fabrics/demo.net      discover the bundled demo fabric (embedded simulator)
+   ibdiscover                                      discover the fabric behind the first active local port
+   ibdiscover -hops 2 -from 0,1,3                  only the nodes within 2 hops of the node at DR path 0,1,3
+   ibdiscover --ibsim -o 16 topo.txt               through a running ibsim, 16 SMPs on the wire, into topo.txt
+   ibdiscover --sim fattree:levels=2,radix=8 -s    a generated fat tree, with progress lines on stderr
+
+EXIT STATUS:
+   0 complete; 1 fatal error; 2 bad arguments or input; 3 partial result
+   (SMPs failed or the fabric answered inconsistently); 130 interrupted.`
+
+// newApp builds the command; stdout and stderr are where it writes.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	flags := []cli.Flag{
+		&cli.BoolFlag{Name: "full", Aliases: []string{"f"}, Usage: "append raw speed, width and VL capability codes to port lines"},
+		&cli.BoolFlag{Name: "max_hops", Aliases: []string{"m"}, Usage: "report max hops discovered and SMPs used in the header"},
+		&cli.BoolFlag{Name: "show", Aliases: []string{"s"}, Usage: "print ibnetdiscover's progress lines on stderr"},
+		&cli.StringFlag{Name: "from", Usage: "start at the node at directed route `PATH` (0,p1,p2,...)"},
+		&cli.IntFlag{Name: "hops", Value: -1, Usage: "discover only nodes at most `N` hops from the start node (0..63)", DefaultText: "no limit"},
+		&cli.BoolFlag{Name: "no-mlnx-epi", Usage: "do not read the Mellanox ExtendedPortInfo (FDR10)"},
+		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop with an error beyond `N` nodes"},
+	}
+	flags = append(flags, attach.Flags()...)
+	return &cli.App{
+		Name:                   "ibdiscover",
+		Usage:                  "discover an InfiniBand fabric and print its topology (ibnetdiscover-compatible)",
+		UsageText:              "ibdiscover [options] [topology-file]",
+		Description:            examples,
+		Flags:                  flags,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: true,
+		Action: func(c *cli.Context) error {
+			return discoverCmd(c, stdout, stderr)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+// exitError carries an exit status out of the action.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+// run is the whole command: it returns the exit status.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitcode.OK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "ibdiscover: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// urfave/cli flag parsing errors
+	fmt.Fprintf(stderr, "ibdiscover: %v\n", oneLine(err))
+	return exitcode.Usage
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func usageErr(input, msg string) error {
+	return &exitError{exitcode.Usage, &attach.UsageError{Input: input, Msg: msg}}
+}
+
+func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
+	if c.NArg() > 1 {
+		return usageErr(strings.Join(c.Args().Slice(), " "), "at most one topology-file argument")
+	}
+	s, err := attach.FromContext(c)
+	if err != nil {
+		return &exitError{exitcode.Usage, err}
+	}
+	cfg := discover.Config{
+		MaxHops:     -1,
+		Outstanding: s.Outstanding,
+		Timeout:     s.Timeout,
+		Retries:     s.Retries,
+		NoMlnxEPI:   c.Bool("no-mlnx-epi"),
+		MaxNodes:    c.Int("max-nodes"),
+	}
+	if s.Retries == 0 {
+		cfg.Retries = -1
+	}
+	if cfg.MaxNodes <= 0 {
+		return usageErr("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
+	}
+	if c.IsSet("from") {
+		p, err := smp.ParseDRPath(c.String("from"))
+		if err != nil {
+			return usageErr("-from "+c.String("from"), err.Error())
+		}
+		cfg.From = p
+	}
+	if c.IsSet("hops") {
+		h := c.Int("hops")
+		if h < 0 || h > smp.MaxHops {
+			return usageErr("-hops "+strconv.Itoa(h), fmt.Sprintf("must be 0..%d", smp.MaxHops))
+		}
+		cfg.MaxHops = h
+	}
+	output := c.Args().First()
+
+	fab, err := attach.Open(c.Context, s)
+	if err != nil {
+		return &exitError{exitcode.Fatal, err}
+	}
+	defer fab.Close()
+
+	prog := progress.New(stderr, c.Bool("show"))
+	cfg.Progress = prog.Node
+	cfg.Sent = prog.SMP
+	res, err := discover.Discover(c.Context, fab, cfg)
+	prog.Done()
+	if err != nil {
+		if c.Context.Err() != nil {
+			return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+		}
+		return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+	}
+
+	opts := topology.Options{
+		Full:           c.Bool("full"),
+		MaxHops:        c.Bool("max_hops"),
+		HopsDiscovered: res.MaxHops,
+		MADs:           res.SMPs,
+		Generated:      time.Now(),
+	}
+	write := func(w io.Writer) error { return topology.WriteTopology(w, res.Fabric, opts) }
+	if output != "" {
+		err = outfile.WriteFile(output, write)
+	} else {
+		err = write(stdout)
+	}
+	if err != nil {
+		return &exitError{exitcode.Fatal, err}
+	}
+	return report(stderr, res)
+}
+
+// report prints SMP errors and problems on stderr and chooses the exit
+// status.
+func report(stderr io.Writer, res *discover.Result) error {
+	for _, e := range res.Errors {
+		fmt.Fprintf(stderr, "ibdiscover: SMP failed: %v\n", e)
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintf(stderr, "ibdiscover: %v\n", p)
+	}
+	switch {
+	case res.Interrupted:
+		return &exitError{exitcode.Interrupted, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs)}
+	case res.Err != nil:
+		return &exitError{exitcode.Partial, fmt.Errorf("partial result printed: %v", res.Err)}
+	case len(res.Errors) > 0 || len(res.Problems) > 0:
+		return &exitError{exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed, %d problems (%d retries)", len(res.Errors), len(res.Problems), res.Retries)}
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+// Package attach holds the command-line flags every tool shares to choose
+// how it reaches a fabric (kernel umad device, a running ibsim, or the
+// embedded simulator) and opens the chosen transport.
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/pkg/ibsim"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+	"github.com/ibfabric/ibdiag/pkg/umad"
+)
+
+// Limits on the shared numeric flags.
+const (
+	MaxOutstanding = 1024
+	MaxTimeoutMS   = 600000
+	MaxRetries     = 100
+)
+
+// Defaults of the shared flags.
+const (
+	DefaultOutstanding = 8
+	DefaultTimeoutMS   = 1000
+	DefaultRetries     = 3
+)
+
+// Flags returns the shared flags: -C/--Ca, -P/--Port, --ibsim, --sim,
+// --sim-host, -t/--timeout, --retries, -o/--outstanding-smps (--max-smps).
+func Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "Ca", Aliases: []string{"C"}, Usage: "use the InfiniBand device `NAME` (kernel umad)", Category: "Fabric"},
+		&cli.IntFlag{Name: "Port", Aliases: []string{"P"}, Usage: "use port `N` of the device (kernel umad)", Category: "Fabric"},
+		&cli.BoolFlag{Name: "ibsim", Usage: "use a running ibsim (IBSIM_SOCKNAME, IBSIM_SERVER_NAME/PORT, SIM_HOST as libumad2sim)", Category: "Fabric"},
+		&cli.StringFlag{Name: "ibsim-sockname", Usage: "ibsim socket base `NAME` (overrides IBSIM_SOCKNAME)", Category: "Fabric"},
+		&cli.StringFlag{Name: "sim", Usage: "use the embedded simulator on `SPEC`: an ibsim net file, an ibnetdiscover topology file, or a generator such as fattree:levels=2,radix=8,hosts=4", Category: "Fabric"},
+		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
+		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
+		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
+		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
+	}
+}
+
+// Settings are the shared flags' values, checked.
+type Settings struct {
+	CA          string
+	Port        int
+	IBSim       bool
+	IBSimSock   string
+	Sim         string
+	SimHost     string
+	Timeout     time.Duration
+	Retries     int
+	Outstanding int
+}
+
+// UsageError is bad command-line input: it names the input and the
+// problem in one line.
+type UsageError struct {
+	Input string
+	Msg   string
+}
+
+func (e *UsageError) Error() string { return e.Input + ": " + e.Msg }
+
+// FromContext reads and checks the shared flags.
+func FromContext(c *cli.Context) (Settings, error) {
+	s := Settings{
+		CA:          c.String("Ca"),
+		Port:        c.Int("Port"),
+		IBSim:       c.Bool("ibsim") || c.IsSet("ibsim-sockname"),
+		IBSimSock:   c.String("ibsim-sockname"),
+		Sim:         c.String("sim"),
+		SimHost:     c.String("sim-host"),
+		Retries:     c.Int("retries"),
+		Outstanding: c.Int("outstanding-smps"),
+	}
+	t := c.Int("timeout")
+	switch {
+	case t <= 0 || t > MaxTimeoutMS:
+		return s, &UsageError{"-t/--timeout " + strconv.Itoa(t), fmt.Sprintf("must be 1..%d milliseconds", MaxTimeoutMS)}
+	case s.Outstanding <= 0 || s.Outstanding > MaxOutstanding:
+		return s, &UsageError{"-o/--outstanding-smps " + strconv.Itoa(s.Outstanding), fmt.Sprintf("must be 1..%d", MaxOutstanding)}
+	case s.Retries < 0 || s.Retries > MaxRetries:
+		return s, &UsageError{"--retries " + strconv.Itoa(s.Retries), fmt.Sprintf("must be 0..%d", MaxRetries)}
+	case s.Port < 0 || s.Port > 254:
+		return s, &UsageError{"-P/--Port " + strconv.Itoa(s.Port), "must be 1..254"}
+	case s.IBSim && s.Sim != "":
+		return s, &UsageError{"--ibsim and --sim", "choose one transport"}
+	case (s.IBSim || s.Sim != "") && (s.CA != "" || s.Port != 0):
+		return s, &UsageError{"-C/-P", "select a kernel device; they do not apply with --ibsim or --sim"}
+	}
+	s.Timeout = time.Duration(t) * time.Millisecond
+	return s, nil
+}
+
+// Fabric is an open transport and a description of where it is attached.
+type Fabric struct {
+	transport.Transport
+	// Desc says what the tool is attached to, e.g. "ibsim sim slot 1 at
+	// "Switch1"", "embedded simulator net.2sw2path4hca at "Switch1"".
+	Desc string
+}
+
+// ErrNoTransport is returned when no transport flag is given and no
+// InfiniBand device exists.
+var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for the embedded simulator or --ibsim for a running ibsim")
+
+// Open opens the transport the settings choose. It never prints.
+func Open(ctx context.Context, s Settings) (*Fabric, error) {
+	switch {
+	case s.Sim != "":
+		return openSim(s)
+	case s.IBSim:
+		cfg := ibsim.ConfigFromEnv()
+		if s.IBSimSock != "" {
+			cfg.SockName = s.IBSimSock
+		}
+		if s.SimHost != "" {
+			cfg.Host = s.SimHost
+		}
+		cfg.Timeout = s.Timeout
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		c, err := ibsim.Dial(dctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &Fabric{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
+	}
+	fs, err := umad.NewFS(sysRoot())
+	if err != nil {
+		return nil, err
+	}
+	ref, err := umad.Select(fs, s.CA, s.Port)
+	if err != nil {
+		if errors.Is(err, transport.ErrNoDevice) && s.CA == "" && s.Port == 0 {
+			return nil, ErrNoTransport
+		}
+		return nil, err
+	}
+	d, err := umad.Open(fs, ref.CA, ref.Port)
+	if err != nil {
+		return nil, err
+	}
+	return &Fabric{Transport: d, Desc: ref.String()}, nil
+}
+
+// sysRoot is the sysfs root; IBDIAG_SYSFS overrides it (tests).
+func sysRoot() string {
+	if r := os.Getenv("IBDIAG_SYSFS"); r != "" {
+		return r
+	}
+	return "/sys"
+}
+
+func openSim(s Settings) (*Fabric, error) {
+	return nil, errors.New("embedded simulator not wired yet")
+}

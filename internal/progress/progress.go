@@ -1,0 +1,136 @@
+// Package progress shows discovery progress on stderr: ibnetdiscover's
+// -s lines, or on a terminal a one-line bar with nodes found and SMPs/s.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// Reporter receives discovery events.
+type Reporter struct {
+	w     io.Writer
+	lines bool
+	tty   bool
+	start time.Time
+	smps  atomic.Int64
+	nodes atomic.Int64
+
+	mu   sync.Mutex
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns a reporter writing to w: progress lines when lines is set,
+// else a bar when w is a terminal, else nothing.
+func New(w io.Writer, lines bool) *Reporter {
+	r := &Reporter{w: w, lines: lines, start: time.Now()}
+	if !lines && IsTerminal(w) {
+		r.tty = true
+		r.stop = make(chan struct{})
+		r.done = make(chan struct{})
+		go r.bar()
+	}
+	return r
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// SMP counts one SMP sent.
+func (r *Reporter) SMP() { r.smps.Add(1) }
+
+// Node takes one NodeInfo answer.
+func (r *Reporter) Node(p discover.Progress) {
+	r.nodes.Store(int64(p.Nodes))
+	if !r.lines {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.w.Write(Line(p))
+}
+
+// Line formats ibnetdiscover's progress line for one NodeInfo answer:
+// `DR path slid 0; dlid 0; 0,1 -> new Switch {<guid>} portnum 0 lid 0-0 ""`.
+func Line(p discover.Progress) []byte {
+	b := make([]byte, 0, 128)
+	b = append(b, "DR path slid 0; dlid 0; "...)
+	b = p.Path.AppendTo(b)
+	if p.New {
+		b = append(b, " -> new "...)
+	} else {
+		b = append(b, " -> known "...)
+	}
+	b = append(b, smp.NodeTypeText(p.Node.Type())...)
+	b = append(b, " {"...)
+	b = fmt.Appendf(b, "%016x", p.Node.GUID())
+	b = append(b, "} portnum "...)
+	b = strconv.AppendUint(b, uint64(p.Port), 10)
+	lo, hi, desc := uint16(0), uint16(0), ""
+	if !p.New {
+		var pp = p.Node.Port(int(p.Port))
+		if pp != nil && pp.HasInfo {
+			lo = pp.BaseLID()
+			hi = lo + uint16(1)<<pp.LMC() - 1
+			if lo == 0 {
+				hi = 0
+			}
+		}
+		desc = p.Node.Description()
+	}
+	b = append(b, " lid "...)
+	b = strconv.AppendUint(b, uint64(lo), 10)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, uint64(hi), 10)
+	b = append(b, " \""...)
+	b = append(b, desc...)
+	b = append(b, "\"\n"...)
+	return b
+}
+
+func (r *Reporter) bar() {
+	defer close(r.done)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			fmt.Fprint(r.w, "\r\033[K")
+			return
+		case <-t.C:
+			el := time.Since(r.start).Seconds()
+			smps := r.smps.Load()
+			rate := 0.0
+			if el > 0 {
+				rate = float64(smps) / el
+			}
+			fmt.Fprintf(r.w, "\r\033[Kdiscovering: %d nodes, %d SMPs, %.0f SMPs/s", r.nodes.Load(), smps, rate)
+		}
+	}
+}
+
+// Done ends the bar.
+func (r *Reporter) Done() {
+	if r.tty {
+		close(r.stop)
+		<-r.done
+	}
+}

@@ -140,8 +140,8 @@ type Result struct {
 	Errors   []*SMPError
 	Problems []Problem
 	// Levels is the number of levels reached (the largest hop count from
-	// the start node); MaxHops adds the start path's length, as
-	// ibnetdiscover's "max hops discovered".
+	// the start node); MaxHops is what ibnetdiscover reports as "max hops
+	// discovered" on the same fabric.
 	Levels  int
 	MaxHops int
 	// Interrupted is true when the context was cancelled before the end.
@@ -185,7 +185,7 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	res.Err = err
 	e.register()
 	res.Problems = e.problems
-	OrderAsIBNetDiscover(e.fab, !cfg.NoMlnxEPI)
+	res.MaxHops = OrderAsIBNetDiscover(e.fab, !cfg.NoMlnxEPI)
 	return res, nil
 }
 

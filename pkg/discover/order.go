@@ -47,9 +47,12 @@ func extSpeedActive(pp *model.PhysPort) uint8 {
 // libibnetdisc's FIFO discovery (one SMP on the wire) over the graph.
 // Nodes the replay does not reach keep their relative order after the
 // others. epi says whether the Mellanox ExtendedPortInfo step is replayed.
-func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
+// It returns the "max hops discovered" ibnetdiscover would report: the
+// longest directed route the replay extends to (at least the start
+// node's own route).
+func OrderAsIBNetDiscover(f *model.Fabric, epi bool) int {
 	if f.From == nil {
-		return
+		return 0
 	}
 	type kind uint8
 	const (
@@ -63,8 +66,11 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
 		num  uint8
 		via  *model.PhysPort
 		init bool
+		d    int
 	}
 	created := make(map[*model.Node]bool, len(f.Nodes))
+	depth := make(map[*model.Node]int, len(f.Nodes))
+	maxHops := int(f.From.Path.Len())
 	entry := make(map[*model.Node]uint8, len(f.Nodes))
 	order := make([]*model.Node, 0, len(f.Nodes))
 	queue := []item{{k: kNodeInfo, init: true}}
@@ -73,7 +79,17 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
 			return
 		}
 		if (n.IsSwitch() && pp.Num != entry[n]) || (n == f.From && pp.Num == f.FromPort) {
-			queue = append(queue, item{k: kNodeInfo, via: pp})
+			d := depth[n] + 1
+			if n == f.From && !n.IsSwitch() && d > 1 {
+				d = depth[n] - 1 // retracted from a CA start node
+				if d+2 > maxHops {
+					maxHops = d + 2
+				}
+			}
+			if d > maxHops {
+				maxHops = d
+			}
+			queue = append(queue, item{k: kNodeInfo, via: pp, d: d})
 		}
 	}
 	for len(queue) > 0 {
@@ -85,6 +101,7 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
 			var q uint8
 			if it.init {
 				n, q = f.From, f.FromPort
+				it.d = int(f.From.Path.Len())
 			} else {
 				if it.via.Remote == nil {
 					continue
@@ -94,6 +111,7 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
 			if !created[n] {
 				created[n] = true
 				entry[n] = q
+				depth[n] = it.d
 				order = append(order, n)
 				if n.IsSwitch() {
 					queue = append(queue, item{k: kPortInfo, n: n, num: 0})
@@ -134,4 +152,5 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) {
 		n.Index = i
 	}
 	copy(f.Nodes, order)
+	return maxHops
 }

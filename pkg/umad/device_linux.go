@@ -32,18 +32,23 @@ func Open(fs *FS, ca string, port int) (*Device, error) {
 func OpenPath(path string) (*Device, error) {
 	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		switch {
-		case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
-			err = ErrPermission
-		case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENXIO):
-			err = fmt.Errorf("device node missing (%w): %w", err, ErrNoUmad)
-		}
-		return nil, &transport.OpError{Op: "open", Source: path, Err: err}
+		return nil, openErr(path, err)
 	}
 	// A non-blocking descriptor goes to the runtime poller, so Close
 	// interrupts the reader's pending read.
 	f := os.NewFile(uintptr(fd), path)
 	return newDevice(f, fileIoctl(f), path)
+}
+
+// openErr turns open(2) errors into the package's advice-carrying errors.
+func openErr(path string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+		err = fmt.Errorf("%w (%w)", ErrPermission, err)
+	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENXIO):
+		err = fmt.Errorf("device node missing (%w): %w", err, ErrNoUmad)
+	}
+	return &transport.OpError{Op: "open", Source: path, Err: err}
 }
 
 // fileIoctl returns an ioctlFunc issuing ioctl(2) on f's descriptor.

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+// compatFabric is a fabric the real tools are compared on, with the
+// nodes to attach to.
+type compatFabric struct {
+	file    string
+	hosts   []string
+	osmHost string // a CA for OpenSM to run on
+	opts    []ibsimtest.Option
+}
+
+func compatFabrics(t *testing.T) []compatFabric {
+	ex := "/usr/share/doc/ibsim-utils/net-examples/"
+	fabs := []compatFabric{
+		{file: ex + "net", hosts: []string{"", "Hca2"}, osmHost: "Hca1"},
+		{file: ex + "net.1", hosts: []string{"", "Hca2"}, osmHost: "Hca1"},
+		{file: ex + "net.2sw2path", hosts: []string{"", "Switch2"}, osmHost: "Hca1"},
+		{file: ex + "net.2sw2path4hca", hosts: []string{"", "Hca2", "Switch2"}, osmHost: "Hca1"},
+		{file: ex + "net.2sw2path4hca2port", hosts: []string{"", "Hca2"}, osmHost: "Hca1"},
+	}
+	for _, f := range ownFabrics {
+		fabs = append(fabs, compatFabric{file: "../../testdata/fabrics/" + f.file, hosts: f.hosts, osmHost: f.osmHost,
+			opts: []ibsimtest.Option{ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536)}})
+	}
+	return fabs
+}
+
+// ownFabrics are the testdata fabrics compared with the real tools.
+var ownFabrics = []struct {
+	file    string
+	hosts   []string
+	osmHost string
+}{}
+
+var dateLine = regexp.MustCompile(`(?m)^# Topology file: generated on .*\n`)
+
+func stripDate(b []byte) string { return dateLine.ReplaceAllString(string(b), "") }
+
+// runOurs runs ibdiscover in-process and returns stdout, stderr and the status.
+func runOurs(t *testing.T, args ...string) ([]byte, []byte, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), &out, &errb, append([]string{"ibdiscover"}, args...))
+	return out.Bytes(), errb.Bytes(), code
+}
+
+// TestCompatIBNetDiscover compares ibdiscover --ibsim with ibnetdiscover
+// -o 1 on the same ibsim fabric, before and after OpenSM assigns LIDs.
+func TestCompatIBNetDiscover(t *testing.T) {
+	ibsimtest.Require(t)
+	for _, fab := range compatFabrics(t) {
+		fab := fab
+		t.Run(filepath.Base(fab.file), func(t *testing.T) {
+			if _, err := os.Stat(fab.file); err != nil {
+				t.Skipf("fabric file missing: %v", err)
+			}
+			sim := ibsimtest.Start(t, fab.file, fab.opts...)
+			compare := func(stage string) {
+				for _, host := range fab.hosts {
+					args := []string{"--ibsim", "--ibsim-sockname", sim.SockName, "-m", "-f"}
+					if host != "" {
+						args = append(args, "--sim-host", host)
+					}
+					ours, stderr, code := runOurs(t, args...)
+					if code != 0 {
+						t.Fatalf("%s host %q: ibdiscover exit %d: %s", stage, host, code, stderr)
+					}
+					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "-m", "-f")
+					if tcode != 0 {
+						t.Fatalf("%s host %q: ibnetdiscover exit %d: %s", stage, host, tcode, terr)
+					}
+					o, th := stripMADs(stripDate(ours)), stripMADs(stripDate(theirs))
+					if o != th {
+						t.Errorf("%s host %q: ibdiscover differs from ibnetdiscover -o 1:\n%s", stage, host, lineDiff(th, o))
+					}
+					if oc, tc := madsUsed(ours), madsUsed(theirs); oc > tc {
+						t.Errorf("%s host %q: ibdiscover used %d SMPs, ibnetdiscover %d", stage, host, oc, tc)
+					}
+				}
+			}
+			compare("before OpenSM")
+			sim.RunOpenSM(t, fab.osmHost, t.TempDir())
+			compare("after OpenSM")
+		})
+	}
+}
+
+var madsLine = regexp.MustCompile(`(?m)^# Total MADs used: (\d+)\n`)
+
+func stripMADs(s string) string { return madsLine.ReplaceAllString(s, "") }
+
+func madsUsed(b []byte) int {
+	m := madsLine.FindSubmatch(b)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// lineDiff shows the first lines where want and got differ.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, a, c)
+			if shown++; shown == 8 {
+				break
+			}
+		}
+	}
+	return b.String()
+}

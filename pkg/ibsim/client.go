@@ -51,6 +51,7 @@ type Client struct {
 type call struct {
 	done chan struct{} // closed by the reader when buf holds the reply
 	buf  [RequestSize]byte
+	out  [RequestSize]byte // the request as sent
 }
 
 var callPool = sync.Pool{New: func() any { return new(call) }}
@@ -536,7 +537,8 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	cl.done = make(chan struct{})
 	lo := c.tid.Add(1)
 
-	var out [RequestSize]byte
+	out := cl.out[:]
+	clear(out)
 	be.PutUint16(out[0:], dlid)
 	class := req[1]
 	isSMP := class == smp.ClassDirectRoute || class == smp.ClassLIDRouted
@@ -564,7 +566,7 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	c.pending[lo] = cl
 	c.mu.Unlock()
 
-	if _, err := c.data.Write(out[:]); err != nil {
+	if _, err := c.data.Write(out); err != nil {
 		c.forget(lo, cl)
 		select {
 		case <-c.closed:

@@ -881,3 +881,41 @@ func BenchmarkExchange(b *testing.B) {
 		}
 	}
 }
+
+// Inet (UDP) mode. Opt-in (IBSIM_TEST_INET=1) because `ibsim -r` listens
+// on all interfaces.
+func TestInetMode(t *testing.T) {
+	if os.Getenv("IBSIM_TEST_INET") != "1" {
+		t.Skip("set IBSIM_TEST_INET=1 to run ibsim -r (listens on all interfaces)")
+	}
+	ibsimtest.Require(t)
+	port := 20000 + os.Getpid()%20000
+	cmd := exec.Command("ibsim", "-s", "-n", "-r", "-l", strconv.Itoa(port), exampleNet)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, Config{ServerName: "127.0.0.1", ServerPort: uint16(port), Host: "Hca2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.AttachedNode() != "Hca2" {
+		t.Fatalf("attached to %q", c.AttachedNode())
+	}
+	var ni smp.NodeInfo
+	r := mustGet(t, c, "0,1", smp.AttrNodeInfo, 0)
+	ni.UnmarshalBinary(r.Data[:])
+	if ni.NodeGUID != 0x200001 {
+		t.Fatalf("NodeInfo %+v", ni)
+	}
+	if g, err := c.GUID(ctx); err != nil || g != 0x100003 {
+		t.Fatalf("GUID %#x %v", g, err)
+	}
+}

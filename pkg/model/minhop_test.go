@@ -312,3 +312,103 @@ func BenchmarkComputeHops(b *testing.B) {
 		}
 	}
 }
+
+// FuzzComputeHops builds a random switch graph (ops: pairs of switch
+// indexes and a health bit) and checks every matrix entry against a
+// breadth-first search over healthy links, seeded entries included.
+func FuzzComputeHops(f *testing.F) {
+	f.Add(uint8(4), []byte{0, 1, 1, 2, 2, 3, 3, 0})
+	f.Add(uint8(6), []byte{0, 1, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 0, 0x81, 0x83})
+	f.Add(uint8(1), []byte{0, 0})
+	f.Fuzz(func(t *testing.T, nsw uint8, ops []byte) {
+		n := int(nsw%12) + 1
+		b := newBuilder(t)
+		sws := make([]*Node, n)
+		for i := range sws {
+			// GUIDs whose map order differs from index order
+			sws[i] = b.sw(uint64(i*37%13+1)<<56|uint64(i), 8, 0)
+		}
+		used := make([]int, n)
+		for k := 0; k+1 < len(ops); k += 2 {
+			x, y := int(ops[k]&0x7F)%n, int(ops[k+1]&0x7F)%n
+			if used[x] >= 8 || used[y] >= 8 || (x == y && used[x] >= 7) {
+				continue
+			}
+			used[x]++
+			px := used[x]
+			used[y]++
+			py := used[y]
+			b.link(sws[x], px, sws[y], py)
+			if ops[k]&0x80 != 0 {
+				sws[x].Port(px).Healthy = false
+			}
+		}
+		h := ComputeHops(b.f)
+		// Reference: distances toward each target switch L, searched
+		// backward from L. Any link into L counts (the seed ignores link
+		// health), further hops only over healthy links between different
+		// switches (the relaxation does not cross unhealthy ones).
+		toward := func(l *Node) map[*Node]int {
+			d := map[*Node]int{l: 0}
+			var q []*Node
+			for _, p := range l.Ports[1:] {
+				if r := p.Remote; r != nil && r.Node != l {
+					if _, ok := d[r.Node]; !ok {
+						d[r.Node] = 1
+						q = append(q, r.Node)
+					}
+				}
+			}
+			for len(q) > 0 {
+				c := q[0]
+				q = q[1:]
+				for _, p := range c.Ports[1:] {
+					if p.Remote == nil || p.Remote.Node == c || !p.Healthy || !p.Remote.Healthy {
+						continue
+					}
+					if _, ok := d[p.Remote.Node]; !ok {
+						d[p.Remote.Node] = d[c] + 1
+						q = append(q, p.Remote.Node)
+					}
+				}
+			}
+			return d
+		}
+		ds := map[*Node]map[*Node]int{}
+		for _, l := range sws {
+			ds[l] = toward(l)
+		}
+		for _, s := range sws {
+			m := h.Matrix(s)
+			for _, tt := range sws {
+				lid := tt.SMALID()
+				least := NoPath
+				for p := 1; p <= 8; p++ {
+					want := NoPath
+					if r := s.Port(p).Remote; r != nil && r.Node != s {
+						healthy := s.Port(p).Healthy && r.Healthy
+						if d, ok := ds[tt][r.Node]; ok && healthy {
+							want = uint8(d + 1)
+						}
+						if r.Node == tt { // seeded regardless of health
+							want = 1
+						}
+					}
+					if got := m.Get(lid, p); got != want {
+						t.Fatalf("%d->%d port %d: %d, want %d", s.SMALID(), lid, p, got, want)
+					}
+					least = min(least, want)
+				}
+				if s == tt {
+					least = 0
+				}
+				if d, ok := ds[tt][s]; ok != (least != NoPath) || ok && d != int(least) {
+					t.Fatalf("%d->%d least %d, reference %d", s.SMALID(), lid, least, d)
+				}
+				if got := m.LeastHops(lid); got != least {
+					t.Fatalf("%d->%d least %d, want %d", s.SMALID(), lid, got, least)
+				}
+			}
+		}
+	})
+}

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -74,6 +73,9 @@ type Config struct {
 	Progress func(Progress)
 	// Sent, when set, is called after every SMP sent (from any goroutine).
 	Sent func()
+	// Pool, when set, supplies the MAD buffers (its Outstanding count is
+	// back to zero when Discover returns).
+	Pool *model.MADPool
 }
 
 // Progress describes one NodeInfo answer, as ibnetdiscover -s prints it.
@@ -165,9 +167,9 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	err := e.run(ctx)
 	res := &Result{
 		Fabric:   e.fab,
-		SMPs:     e.smps.Load(),
-		Retries:  e.retries.Load(),
-		Errors:   e.errs,
+		SMPs:     e.q.SMPs(),
+		Retries:  e.q.RetryCount(),
+		Errors:   e.q.Errors(),
 		Problems: e.problems,
 		Levels:   e.levels,
 		MaxHops:  e.levels + int(cfg.From.Len()),
@@ -209,15 +211,11 @@ func (e *engine) register() {
 }
 
 type engine struct {
-	tr  transport.Transport
+	q   *Querier
 	cfg Config
 	fab *model.Fabric
 
-	smps    atomic.Int64
-	retries atomic.Int64
-
-	mu       sync.Mutex // guards errs, problems
-	errs     []*SMPError
+	mu       sync.Mutex // guards problems
 	problems []Problem
 
 	level  map[*model.Node]int
@@ -241,7 +239,8 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg.MaxNodes = DefaultMaxNodes
 	}
 	return &engine{
-		tr:    tr,
+		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
+			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent},
 		cfg:   cfg,
 		fab:   model.NewFabric(),
 		level: make(map[*model.Node]int),
@@ -249,129 +248,10 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	}
 }
 
-func (e *engine) addError(path smp.DRPath, attr uint16, mod uint32, err error) {
-	e.mu.Lock()
-	e.errs = append(e.errs, &SMPError{Path: path, Attr: attr, Mod: mod, Err: err})
-	e.mu.Unlock()
-}
-
 func (e *engine) addProblem(p Problem) {
 	e.mu.Lock()
 	e.problems = append(e.problems, p)
 	e.mu.Unlock()
-}
-
-// errFatal marks transport failures that end the discovery.
-type fatalError struct{ err error }
-
-func (f *fatalError) Error() string { return f.err.Error() }
-func (f *fatalError) Unwrap() error { return f.err }
-
-// get sends one SubnGet along path with retries and copies the attribute
-// into out (64 bytes). SMP-level failures are recorded and returned; a
-// transport failure is returned wrapped in *fatalError.
-func (e *engine) get(ctx context.Context, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
-	m := smp.NewGet(path, attr, mod)
-	m.MKey = e.cfg.MKey
-	var bufs [2 * smp.MADSize]byte
-	req, resp := bufs[:smp.MADSize], bufs[smp.MADSize:]
-	if err := m.MarshalTo(req); err != nil {
-		e.addError(path, attr, mod, err)
-		return err
-	}
-	var err error
-	for attempt := 0; attempt <= e.cfg.Retries; attempt++ {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if attempt > 0 {
-			e.retries.Add(1)
-		}
-		e.smps.Add(1)
-		if e.cfg.Sent != nil {
-			e.cfg.Sent()
-		}
-		actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-		err = e.tr.Exchange(actx, smp.PermissiveLID, req, resp)
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !errors.Is(err, transport.ErrTimeout) {
-			return &fatalError{err}
-		}
-	}
-	if err != nil {
-		e.addError(path, attr, mod, err)
-		return err
-	}
-	var r smp.MAD
-	if err := r.UnmarshalBinary(resp); err != nil {
-		err = fmt.Errorf("bad response: %w", err)
-		e.addError(path, attr, mod, err)
-		return err
-	}
-	if r.AttrID != attr || !r.IsResponse() {
-		err = fmt.Errorf("response for attribute 0x%x method 0x%x", r.AttrID, r.Method)
-		e.addError(path, attr, mod, err)
-		return err
-	}
-	if st := r.StatusCode(); st != 0 {
-		err := &smp.StatusError{Status: st}
-		e.addError(path, attr, mod, err)
-		return err
-	}
-	copy(out, r.Data[:])
-	return nil
-}
-
-// pool runs jobs on cfg.Outstanding workers and waits for all of them.
-// It stops early on a fatal error or cancellation and returns it.
-func (e *engine) parallel(ctx context.Context, n int, job func(ctx context.Context, i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers := e.cfg.Outstanding
-	if workers > n {
-		workers = n
-	}
-	var next atomic.Int64
-	var once sync.Once
-	var first error
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := job(ctx, i); err != nil {
-					var f *fatalError
-					if errors.As(err, &f) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-						once.Do(func() { first = err; cancel() })
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		var f *fatalError
-		if errors.As(first, &f) {
-			return f.err
-		}
-		return first
-	}
-	return ctx.Err()
 }
 
 // probe is one NodeInfo sent to find the node behind a port.
@@ -388,13 +268,9 @@ type probe struct {
 
 func (e *engine) run(ctx context.Context) error {
 	start := &probe{path: e.cfg.From}
-	if err := e.get(ctx, start.path, smp.AttrNodeInfo, 0, start.info[:]); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var f *fatalError
-		if errors.As(err, &f) {
-			return f.err
+	if err := e.q.Get(ctx, start.path, smp.AttrNodeInfo, 0, start.info[:]); err != nil {
+		if IsStop(err) {
+			return err
 		}
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
@@ -409,9 +285,9 @@ func (e *engine) run(ctx context.Context) error {
 			break
 		}
 		probes := e.candidates(cur)
-		err := e.parallel(ctx, len(probes), func(ctx context.Context, i int) error {
+		err := Parallel(ctx, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
 			p := probes[i]
-			err := e.get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+			err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
 			p.ok = err == nil
 			return err
 		})
@@ -432,43 +308,35 @@ func (e *engine) run(ctx context.Context) error {
 // PortInfo of every port for a switch, PortInfo of the reached port for a
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
-	return e.parallel(ctx, len(nodes)+len(again), func(ctx context.Context, i int) error {
+	return Parallel(ctx, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
 			return e.readPort(ctx, r.n, r.num, r.path)
 		}
 		n := nodes[i]
 		var buf [smp.DataSize]byte
-		if err := e.get(ctx, n.Path, smp.AttrNodeDescription, 0, buf[:]); err == nil {
+		if err := e.q.Get(ctx, n.Path, smp.AttrNodeDescription, 0, buf[:]); err == nil {
 			_ = n.Desc.UnmarshalBinary(buf[:])
-		} else if isStop(err) {
+		} else if IsStop(err) {
 			return err
 		}
 		if !n.IsSwitch() {
 			return e.readPort(ctx, n, e.entry[n], n.Path)
 		}
-		if err := e.get(ctx, n.Path, smp.AttrSwitchInfo, 0, buf[:]); err == nil {
+		if err := e.q.Get(ctx, n.Path, smp.AttrSwitchInfo, 0, buf[:]); err == nil {
 			_ = n.SwitchInfo.UnmarshalBinary(buf[:])
 			copy(n.RawSwitchInfo[:], buf[:])
 			n.HasSwitchInfo = true
-		} else if isStop(err) {
+		} else if IsStop(err) {
 			return err
 		}
 		for p := 0; p <= n.NumPorts(); p++ {
-			if err := e.readPort(ctx, n, uint8(p), n.Path); isStop(err) {
+			if err := e.readPort(ctx, n, uint8(p), n.Path); IsStop(err) {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-func isStop(err error) bool {
-	if err == nil {
-		return false
-	}
-	var f *fatalError
-	return errors.As(err, &f) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // readPort reads PortInfo (and the Mellanox ExtendedPortInfo where
@@ -483,17 +351,17 @@ func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path sm
 		}
 	}
 	var buf [smp.DataSize]byte
-	if err := e.get(ctx, path, smp.AttrPortInfo, uint32(num), buf[:]); err != nil {
+	if err := e.q.Get(ctx, path, smp.AttrPortInfo, uint32(num), buf[:]); err != nil {
 		return err
 	}
 	if err := pp.SetInfo(buf[:]); err != nil {
 		return err
 	}
 	if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
-		if err := e.get(ctx, path, smp.AttrMlnxExtPortInfo, uint32(num), buf[:]); err == nil {
+		if err := e.q.Get(ctx, path, smp.AttrMlnxExtPortInfo, uint32(num), buf[:]); err == nil {
 			copy(pp.ExtInfo[:], buf[:])
 			pp.HasExtInfo = true
-		} else if isStop(err) {
+		} else if IsStop(err) {
 			return err
 		}
 	}
@@ -661,7 +529,7 @@ func (e *engine) progress(path smp.DRPath, isNew bool, n *model.Node, q uint8) {
 	if n.IsSwitch() {
 		port = 0
 	}
-	e.cfg.Progress(Progress{Path: path, New: isNew, Node: n, Port: port, Nodes: len(e.fab.Nodes), SMPs: e.smps.Load()})
+	e.cfg.Progress(Progress{Path: path, New: isNew, Node: n, Port: port, Nodes: len(e.fab.Nodes), SMPs: e.q.SMPs()})
 }
 
 // Level returns the hop count of n from the start node, or -1 when n was

@@ -1,0 +1,205 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// Querier sends SubnGet SMPs with a per-attempt timeout and retries,
+// counts them, and records the ones that fail. It is safe for concurrent
+// use. The engine uses one; tools use one for further reads (forwarding
+// tables, single attributes) over a discovered fabric.
+type Querier struct {
+	Transport transport.Transport
+	Timeout   time.Duration // per attempt; default DefaultTimeout
+	Retries   int           // further attempts after a timeout
+	MKey      uint64
+	// Pool supplies the request buffers and accounts for them (default:
+	// a pool of the Querier's own).
+	Pool *model.MADPool
+	// Sent, when set, is called after every SMP sent.
+	Sent func()
+
+	smps    atomic.Int64
+	retries atomic.Int64
+	mu      sync.Mutex
+	errs    []*SMPError
+	pool    model.MADPool
+}
+
+// SMPs is the number of SMPs sent, retries included.
+func (q *Querier) SMPs() int64 { return q.smps.Load() }
+
+// RetryCount is the number of retries after timeouts.
+func (q *Querier) RetryCount() int64 { return q.retries.Load() }
+
+// Errors returns the SMPs that failed so far.
+func (q *Querier) Errors() []*SMPError {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]*SMPError(nil), q.errs...)
+}
+
+// Outstanding is the number of MAD buffers in use (0 when idle).
+func (q *Querier) Outstanding() int { return q.madPool().Outstanding() }
+
+func (q *Querier) madPool() *model.MADPool {
+	if q.Pool != nil {
+		return q.Pool
+	}
+	return &q.pool
+}
+
+func (q *Querier) fail(path smp.DRPath, attr uint16, mod uint32, err error) error {
+	q.mu.Lock()
+	q.errs = append(q.errs, &SMPError{Path: path, Attr: attr, Mod: mod, Err: err})
+	q.mu.Unlock()
+	return err
+}
+
+// FatalError wraps a transport failure (not a timeout): the transport is
+// unusable and the work should stop.
+type FatalError struct{ Err error }
+
+func (f *FatalError) Error() string { return f.Err.Error() }
+
+// Unwrap returns the transport's error.
+func (f *FatalError) Unwrap() error { return f.Err }
+
+// Get reads attribute attr/mod of the node at the end of the directed
+// route path into out (64 bytes). A failure after the retries is recorded
+// and returned as an *SMPError-compatible error (timeouts wrap
+// transport.ErrTimeout, a bad status is *smp.StatusError); a transport
+// failure is returned as *FatalError and not recorded; cancellation
+// returns ctx.Err().
+func (q *Querier) Get(ctx context.Context, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
+	m := smp.NewGet(path, attr, mod)
+	m.MKey = q.MKey
+	return q.do(ctx, smp.PermissiveLID, &m, path, out)
+}
+
+func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPath, out []byte) error {
+	pool := q.madPool()
+	w := pool.Get()
+	defer pool.Put(w)
+	w.DLID, w.Path, w.Attr, w.AttrMod = dlid, path, m.AttrID, m.AttrMod
+	attr, mod := m.AttrID, m.AttrMod
+	if err := m.MarshalTo(w.Buf[:]); err != nil {
+		return q.fail(path, attr, mod, err)
+	}
+	timeout := q.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	var resp [smp.MADSize]byte
+	var err error
+	for attempt := 0; attempt <= q.Retries; attempt++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if attempt > 0 {
+			q.retries.Add(1)
+			w.Retries++
+		}
+		q.smps.Add(1)
+		if q.Sent != nil {
+			q.Sent()
+		}
+		w.Sent = time.Now()
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		err = q.Transport.Exchange(actx, dlid, w.Buf[:], resp[:])
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !errors.Is(err, transport.ErrTimeout) {
+			return &FatalError{err}
+		}
+	}
+	if err != nil {
+		return q.fail(path, attr, mod, err)
+	}
+	var r smp.MAD
+	if err := r.UnmarshalBinary(resp[:]); err != nil {
+		return q.fail(path, attr, mod, fmt.Errorf("bad response: %w", err))
+	}
+	if r.AttrID != attr || !r.IsResponse() {
+		return q.fail(path, attr, mod, fmt.Errorf("response for attribute 0x%x method 0x%x", r.AttrID, r.Method))
+	}
+	if st := r.StatusCode(); st != 0 {
+		return q.fail(path, attr, mod, &smp.StatusError{Status: st})
+	}
+	copy(out, r.Data[:])
+	return nil
+}
+
+// GetLID reads attribute attr/mod of the port with LID lid by a
+// LID-routed SMP (the error's path is the empty route).
+func (q *Querier) GetLID(ctx context.Context, lid uint16, attr uint16, mod uint32, out []byte) error {
+	m := smp.NewLIDGet(attr, mod)
+	m.MKey = q.MKey
+	return q.do(ctx, lid, &m, smp.DRPath{}, out)
+}
+
+// Parallel runs job(0..n-1) on workers goroutines and waits. It stops at
+// the first fatal error or cancellation and returns it; other job errors
+// are left to the jobs (recorded by the Querier).
+func Parallel(ctx context.Context, workers, n int, job func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if workers > n {
+		workers = n
+	}
+	if workers < 1 {
+		workers = 1
+	}
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := job(ctx, i); IsStop(err) {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// IsStop reports whether err must stop the work: a transport failure or
+// a cancellation.
+func IsStop(err error) bool {
+	if err == nil {
+		return false
+	}
+	var f *FatalError
+	return errors.As(err, &f) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,218 @@
+package sim
+
+import (
+	"fmt"
+)
+
+// DefaultGIDPrefix is the subnet prefix RunSM programs (OpenSM's default).
+const DefaultGIDPrefix = 0xfe80000000000000
+
+// RunSM is a minimal subnet manager, enough for LID-routed SMPs and tools
+// that read LFTs without OpenSM. From the SM node (smNode, "" = the first
+// node, attached like Attach) it finds every node reachable over LinkUp
+// links and then:
+//
+//   - assigns LIDs from 1 in file order of the nodes: a switch gets one
+//     LID on port 0, a CA or router one LID on each reachable linked port
+//     (LMC 0). Existing LIDs are replaced.
+//   - sets MasterSMLID (the SM port's LID) and the GID prefix fe80:: on
+//     every reachable port, and brings every reachable linked port to
+//     Active.
+//   - programs min-hop LFTs on every reachable switch: a switch's own LID
+//     goes to port 0, a CA/router LID to the port it hangs on, every other
+//     LID to a port on a shortest switch-to-switch path, choosing among
+//     equal ports the one with the fewest LIDs routed so far (lowest port
+//     number on ties) — one of the choices OpenSM's min-hop could make.
+//     LinearFDBTop = highest LID; PortStateChange is cleared.
+func (f *Fabric) RunSM(smNode string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.nodes) == 0 {
+		return ErrNoNode
+	}
+	sm := int32(0)
+	if smNode != "" {
+		var ok bool
+		if sm, ok = f.lookup(smNode); !ok {
+			return fmt.Errorf("%w: %q", ErrNoNode, smNode)
+		}
+	}
+	// Reachability over LinkUp links (DR can cross any of them).
+	reach := make([]bool, len(f.nodes))
+	queue := []int32{sm}
+	reach[sm] = true
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		lo, hi := f.nodePorts(n)
+		for i := lo; i < hi; i++ {
+			pp := &f.ports[i]
+			if pp.remote < 0 || pp.phys != 5 || f.ports[pp.remote].phys != 5 {
+				continue
+			}
+			if r := f.ports[pp.remote].node; !reach[r] {
+				reach[r] = true
+				queue = append(queue, r)
+			}
+		}
+	}
+	// LIDs in file order.
+	lid := uint32(1)
+	owner := []int32{-1} // LID -> port index
+	for n := range f.nodes {
+		if !reach[n] {
+			continue
+		}
+		lo, hi := f.nodePorts(int32(n))
+		for i := lo; i < hi; i++ {
+			pp := &f.ports[i]
+			isSW := f.nodes[n].sw >= 0
+			if (isSW && pp.num != 0) || (!isSW && (pp.remote < 0 || pp.phys != 5)) {
+				continue
+			}
+			if lid > 0xbfff {
+				return ErrLIDSpace
+			}
+			pp.lid, pp.lmc = uint16(lid), 0
+			owner = append(owner, i)
+			lid++
+		}
+	}
+	maxLID := uint16(lid - 1)
+	smlid := f.ports[f.nodes[sm].base].lid
+	for n := range f.nodes {
+		if !reach[n] {
+			continue
+		}
+		lo, hi := f.nodePorts(int32(n))
+		for i := lo; i < hi; i++ {
+			pp := &f.ports[i]
+			pp.smlid = smlid
+			pp.prefix = DefaultGIDPrefix
+			if pp.remote >= 0 && pp.phys == 5 && f.ports[pp.remote].phys == 5 {
+				pp.state = 4
+			}
+		}
+	}
+	return f.programLFTs(reach, owner, maxLID)
+}
+
+func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
+	// Switch graph and hop distances (BFS from every switch).
+	var sws []int32 // node index per switch number
+	swNum := make([]int32, len(f.nodes))
+	for n := range f.nodes {
+		swNum[n] = -1
+		if reach[n] && f.nodes[n].sw >= 0 {
+			swNum[n] = int32(len(sws))
+			sws = append(sws, int32(n))
+		}
+	}
+	S := len(sws)
+	if S == 0 {
+		return nil
+	}
+	if S > 16384 {
+		return fmt.Errorf("sim: RunSM: %d switches is too many for the min-hop table", S)
+	}
+	active := func(pp *port) bool {
+		return pp.remote >= 0 && pp.linkValid() && f.ports[pp.remote].linkValid()
+	}
+	dist := make([]uint8, S*S)
+	for i := range dist {
+		dist[i] = 0xff
+	}
+	q := make([]int32, 0, S)
+	for s := 0; s < S; s++ {
+		row := dist[s*S : (s+1)*S]
+		row[s] = 0
+		q = append(q[:0], int32(s))
+		for len(q) > 0 {
+			c := q[0]
+			q = q[1:]
+			lo, hi := f.nodePorts(sws[c])
+			for i := lo + 1; i < hi; i++ {
+				pp := &f.ports[i]
+				if !active(pp) {
+					continue
+				}
+				t := swNum[f.ports[pp.remote].node]
+				if t >= 0 && row[t] == 0xff {
+					row[t] = row[c] + 1
+					q = append(q, t)
+				}
+			}
+		}
+	}
+	// Where each LID terminates: the switch it is on or hangs off, and
+	// the port of that switch.
+	type dest struct {
+		sw   int32 // switch number, -1 if none
+		port uint8 // egress port on that switch
+	}
+	dests := make([]dest, len(owner))
+	for l := 1; l < len(owner); l++ {
+		pp := &f.ports[owner[l]]
+		if s := swNum[pp.node]; s >= 0 {
+			dests[l] = dest{s, 0}
+			continue
+		}
+		dests[l] = dest{-1, 0}
+		if pp.remote >= 0 {
+			rp := &f.ports[pp.remote]
+			if s := swNum[rp.node]; s >= 0 {
+				dests[l] = dest{s, rp.num}
+			}
+		}
+	}
+	for s := 0; s < S; s++ {
+		n := &f.nodes[sws[s]]
+		sw := &f.sws[n.sw]
+		sw.lft = sw.lft[:0]
+		sw.growLFT(int(maxLID) + 1)
+		load := make([]uint32, int(n.nports)+1)
+		// Candidate ports toward each switch, computed lazily.
+		cand := make([][]uint8, S)
+		for l := 1; l <= int(maxLID); l++ {
+			d := dests[l]
+			if d.sw < 0 {
+				continue
+			}
+			if int(d.sw) == s {
+				sw.lft[l] = d.port
+				continue
+			}
+			want := dist[s*S+int(d.sw)]
+			if want == 0xff {
+				continue
+			}
+			if cand[d.sw] == nil {
+				c := []uint8{}
+				for p := 1; p <= int(n.nports); p++ {
+					pp := &f.ports[n.base+int32(p)]
+					if !active(pp) {
+						continue
+					}
+					t := swNum[f.ports[pp.remote].node]
+					if t >= 0 && dist[int(t)*S+int(d.sw)] == want-1 {
+						c = append(c, uint8(p))
+					}
+				}
+				cand[d.sw] = c
+			}
+			best := -1
+			for _, p := range cand[d.sw] {
+				if best < 0 || load[p] < load[best] {
+					best = int(p)
+				}
+			}
+			if best >= 0 {
+				sw.lft[l] = uint8(best)
+				load[best]++
+			}
+		}
+		sw.top = maxLID
+		sw.portChange = false
+	}
+	return nil
+}

@@ -733,3 +733,32 @@ func BenchmarkExchangeParallel(b *testing.B) {
 		}
 	})
 }
+
+// FuzzReader feeds an arbitrary record to the Device before the real
+// answer: the reader must neither crash nor deliver the wrong packet.
+func FuzzReader(f *testing.F) {
+	f.Add([]byte{1, 2, 3})
+	f.Add(make([]byte, HeaderSize+smp.HeaderSize))
+	to := hdrBytes(Header{ID: 3, Status: StatusTimeout, LID: 0xffff}, HeaderSize)
+	f.Add(append(to, newReq(f, smp.ClassDirectRoute, 1)[:smp.HeaderSize]...))
+	f.Fuzz(func(t *testing.T, noise []byte) {
+		if len(noise) > 4096 {
+			return
+		}
+		d, _, err := startKernel(t, kernelOpts{}, func(k *fakeKernel, h Header, mad []byte) {
+			if len(noise) > 0 {
+				k.write(noise)
+			}
+			k.respond(h, mad)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := make([]byte, 256)
+		err = d.Exchange(ctxTimeout(t, 2*time.Second), 0xffff, newReq(t, smp.ClassDirectRoute, 1), resp)
+		if err == nil && string(resp[smp.DataOffset:smp.DataOffset+6]) != "answer" &&
+			binary.BigEndian.Uint32(resp[20:]) != 1 {
+			t.Fatalf("delivered a foreign packet % x", resp[:24])
+		}
+	})
+}

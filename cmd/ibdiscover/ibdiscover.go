@@ -42,7 +42,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.BoolFlag{Name: "no-mlnx-epi", Usage: "do not read the Mellanox ExtendedPortInfo (FDR10)"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop with an error beyond `N` nodes"},
 	}
-	flags = append(flags, attach.Flags()...)
+	flags = append(flags, attach.Flags(false)...)
 	return &cli.App{
 		Name:                   "ibdiscover",
 		Usage:                  "discover an InfiniBand fabric and print its topology (ibnetdiscover-compatible)",
@@ -144,6 +144,10 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 	fab, err := attach.Open(c.Context, s)
 	if err != nil {
+		var ue *attach.UsageError
+		if errors.As(err, &ue) {
+			return &exitError{exitcode.Usage, err}
+		}
 		return &exitError{exitcode.Fatal, err}
 	}
 	defer fab.Close()

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
+	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 	"github.com/ibfabric/ibdiag/pkg/umad"
 )
@@ -33,8 +35,10 @@ const (
 )
 
 // Flags returns the shared flags: -C/--Ca, -P/--Port, --ibsim, --sim,
-// --sim-host, -t/--timeout, --retries, -o/--outstanding-smps (--max-smps).
-func Flags() []cli.Flag {
+// --sim-host, --sim-sm, -t/--timeout, --retries, -o/--outstanding-smps
+// (--max-smps). simSM is the default of --sim-sm: tools that need LIDs and
+// forwarding tables run the embedded SM by default.
+func Flags(simSM bool) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "Ca", Aliases: []string{"C"}, Usage: "use the InfiniBand device `NAME` (kernel umad)", Category: "Fabric"},
 		&cli.IntFlag{Name: "Port", Aliases: []string{"P"}, Usage: "use port `N` of the device (kernel umad)", Category: "Fabric"},
@@ -42,6 +46,7 @@ func Flags() []cli.Flag {
 		&cli.StringFlag{Name: "ibsim-sockname", Usage: "ibsim socket base `NAME` (overrides IBSIM_SOCKNAME)", Category: "Fabric"},
 		&cli.StringFlag{Name: "sim", Usage: "use the embedded simulator on `SPEC`: an ibsim net file, an ibnetdiscover topology file, or a generator such as fattree:levels=2,radix=8,hosts=4", Category: "Fabric"},
 		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
+		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
@@ -59,6 +64,8 @@ type Settings struct {
 	Timeout     time.Duration
 	Retries     int
 	Outstanding int
+	// SimSM runs the embedded simulator's minimal SM (LIDs, LFTs) first.
+	SimSM bool
 }
 
 // UsageError is bad command-line input: it names the input and the
@@ -81,6 +88,7 @@ func FromContext(c *cli.Context) (Settings, error) {
 		SimHost:     c.String("sim-host"),
 		Retries:     c.Int("retries"),
 		Outstanding: c.Int("outstanding-smps"),
+		SimSM:       c.Bool("sim-sm"),
 	}
 	t := c.Int("timeout")
 	switch {
@@ -107,6 +115,9 @@ type Fabric struct {
 	// Desc says what the tool is attached to, e.g. "ibsim sim slot 1 at
 	// "Switch1"", "embedded simulator net.2sw2path4hca at "Switch1"".
 	Desc string
+	// Sim is the embedded simulator behind the transport, if that is what
+	// was opened (tests and the watch command change it at run time).
+	Sim *sim.Fabric
 }
 
 // ErrNoTransport is returned when no transport flag is given and no
@@ -161,6 +172,48 @@ func sysRoot() string {
 	return "/sys"
 }
 
+// openSim builds the embedded simulator from a file or a generator spec,
+// optionally runs its minimal SM, and attaches to it.
 func openSim(s Settings) (*Fabric, error) {
-	return nil, errors.New("embedded simulator not wired yet")
+	var f *sim.Fabric
+	var err error
+	if IsGeneratorSpec(s.Sim) {
+		f, err = sim.Generate(s.Sim, nil)
+	} else {
+		f, err = sim.Load(s.Sim, nil)
+	}
+	if err != nil {
+		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: simErrText(s.Sim, err)}
+	}
+	if s.SimSM {
+		if err := f.RunSM(s.SimHost); err != nil {
+			return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
+		}
+	}
+	tr, err := f.Attach(s.SimHost)
+	if err != nil {
+		return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
+	}
+	return &Fabric{Transport: tr, Desc: "embedded simulator " + s.Sim, Sim: f}, nil
+}
+
+// IsGeneratorSpec reports whether a --sim SPEC names a generator
+// ("fattree:...") rather than a file.
+func IsGeneratorSpec(spec string) bool {
+	if _, err := os.Stat(spec); err == nil {
+		return false
+	}
+	return strings.HasPrefix(spec, "fattree:")
+}
+
+// simErrText drops the spec from a parse error that already names it.
+func simErrText(spec string, err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, spec+":") {
+		return strings.TrimSpace(msg[len(spec)+1:])
+	}
+	if strings.HasPrefix(msg, "open "+spec+": ") {
+		return msg[len("open "+spec+": "):]
+	}
+	return msg
 }

@@ -109,7 +109,9 @@ func TestCompatIBNetDiscover(t *testing.T) {
 					if o != th {
 						t.Errorf("%s host %q: ibdiscover differs from ibnetdiscover -o 1:\n%s", stage, host, lineDiff(th, o))
 					}
-					if oc, tc := madsUsed(ours), madsUsed(theirs); oc > tc {
+					// (ibnetdiscover's count leaves out the kernel's retries; ours
+					// counts them, so only fault-free fabrics compare.)
+					if oc, tc := madsUsed(ours), madsUsed(theirs); oc > tc && wantCode(fab.file) == 0 {
 						t.Errorf("%s host %q: ibdiscover used %d SMPs, ibnetdiscover %d", stage, host, oc, tc)
 					}
 					if stage != "before OpenSM" {

@@ -1,0 +1,84 @@
+// Package termout formats human-facing output: aligned tables
+// (tablewriter) and colour (fatih/color) that is used only on a terminal
+// and never when NO_COLOR is set. Machine formats never go through it.
+package termout
+
+import (
+	"io"
+	"os"
+
+	"github.com/fatih/color"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"golang.org/x/sys/unix"
+)
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// ColorOK reports whether colour may be used on w: w is a terminal and
+// NO_COLOR is unset or empty.
+func ColorOK(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	return IsTerminal(w)
+}
+
+// Painter colours text for one writer; it is a no-op where colour is not
+// allowed.
+type Painter struct{ on bool }
+
+// NewPainter returns a Painter for w (see ColorOK).
+func NewPainter(w io.Writer) Painter { return Painter{on: ColorOK(w)} }
+
+func (p Painter) paint(attr color.Attribute, s string) string {
+	if !p.on {
+		return s
+	}
+	c := color.New(attr)
+	c.EnableColor()
+	return c.Sprint(s)
+}
+
+// Bad marks a problem (red).
+func (p Painter) Bad(s string) string { return p.paint(color.FgRed, s) }
+
+// Warn marks a warning (yellow).
+func (p Painter) Warn(s string) string { return p.paint(color.FgYellow, s) }
+
+// Good marks a success (green).
+func (p Painter) Good(s string) string { return p.paint(color.FgGreen, s) }
+
+// Bold emphasises.
+func (p Painter) Bold(s string) string { return p.paint(color.Bold, s) }
+
+// Table writes rows under header as an aligned ASCII table. Cells are
+// printed as given (no case changes, no wrapping).
+func Table(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithSymbols(tw.NewSymbols(tw.StyleASCII)),
+	)
+	hdr := make([]any, len(header))
+	for i, h := range header {
+		hdr[i] = h
+	}
+	t.Header(hdr...)
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}

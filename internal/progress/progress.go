@@ -5,14 +5,12 @@ package progress
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -35,23 +33,13 @@ type Reporter struct {
 // else a bar when w is a terminal, else nothing.
 func New(w io.Writer, lines bool) *Reporter {
 	r := &Reporter{w: w, lines: lines, start: time.Now()}
-	if !lines && IsTerminal(w) {
+	if !lines && termout.IsTerminal(w) {
 		r.tty = true
 		r.stop = make(chan struct{})
 		r.done = make(chan struct{})
 		go r.bar()
 	}
 	return r
-}
-
-// IsTerminal reports whether w is a terminal.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // SMP counts one SMP sent.

@@ -2,8 +2,10 @@
 # capture.sh regenerates the SMP test vectors in this directory from a
 # running ibsim (Debian ibsim-utils 0.10) and the real infiniband-diags 44.0
 # tools under libumad2sim. Each response MAD is taken from libibmad's own
-# "rcv buf" dump (smpquery/ibroute -d -d -d); the tool's printed output is
-# stored next to the bytes so the tests can compare field by field.
+# "rcv buf" dump (smpquery/ibroute -d -d -d): ibsim -v -v -v hex-dumps
+# only the requests it receives, not its responses. The tool's printed
+# output is stored next to the bytes so the tests can compare field by
+# field. MADs differ between runs only in their TIDs.
 #
 # usage: testdata/capture.sh   (run from pkg/smp; needs ibsim, smpquery,
 #                               ibroute, opensm, python3)

@@ -5,7 +5,8 @@
 # "rcv buf" dump (smpquery/ibroute -d -d -d): ibsim -v -v -v hex-dumps
 # only the requests it receives, not its responses. The tool's printed
 # output is stored next to the bytes so the tests can compare field by
-# field. MADs differ between runs only in their TIDs.
+# field. MADs differ between runs only in their TIDs and in stack garbage
+# that umad2sim leaves in the unused tail of the return path area.
 #
 # usage: testdata/capture.sh   (run from pkg/smp; needs ibsim, smpquery,
 #                               ibroute, opensm, python3)

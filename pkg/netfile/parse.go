@@ -321,7 +321,7 @@ func (p *parser) expand(id string) string {
 }
 
 func (p *parser) node(s *source, line string, t NodeType, kw int) error {
-	rest := line[kw:]
+	rest := line[min(kw, len(line)):]
 	for len(rest) > 0 && !isDigit(rest[0]) {
 		rest = rest[1:]
 	}
@@ -471,6 +471,9 @@ func (p *parser) port(s *source, idx int32, line string) error {
 	if line[0] == '@' {
 		isAlias = true
 		line = line[1:]
+		if line == "" {
+			return errAt(s, "bad port alias line")
+		}
 	}
 	num := atoi(line[1:])
 	if num < 1 || num > n.NumPorts {

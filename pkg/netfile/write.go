@@ -13,8 +13,9 @@ import (
 // and sysimgguid= where needed, one line per linked port with w=/s=/e=
 // when the enable masks differ from ibsim's defaults (and our mtu=/vl=
 // extension), switch LIDs on the header and CA LIDs as "# lid N lmc M",
-// then the do-commands. Ports whose FDR10 bit is set are written with a
-// "4xFDR10"-style token, which also sets ibsim's masks for that token.
+// then the do-commands. Ports with the FDR10 bit are written with the
+// ibnetdiscover token ("4xEDR", "1xFDR10", ...) that sets the same masks;
+// FDR10 combined with masks no token gives is written without FDR10.
 // Load big files into ibsim with the limits from Counts (-N, -S, -P).
 func (f *Fabric) WriteTo(w io.Writer) (int64, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -105,15 +106,17 @@ func (f *Fabric) WriteTo(w io.Writer) (int64, error) {
 			if n.Type == CA && (pp.LID != 0 || pp.LMC != 0) {
 				b = append(b, "\t#"...)
 				b = appendLID(b, pp.LID, pp.LMC)
-				if pp.FDR10 {
+				if tok, ok := token(pp); ok {
 					b = append(b, " \""...)
 					b = append(b, r.Description()...)
-					b = append(b, "\" lid 0 4xFDR10"...)
+					b = append(b, "\" lid 0 "...)
+					b = append(b, tok...)
 				}
-			} else if pp.FDR10 && n.Type != Router {
+			} else if tok, ok := token(pp); ok && n.Type != Router {
 				b = append(b, "\t# \""...)
 				b = append(b, r.Description()...)
-				b = append(b, "\" lid 0 4xFDR10"...)
+				b = append(b, "\" lid 0 "...)
+				b = append(b, tok...)
 			}
 			b = append(b, '\n')
 		}
@@ -150,8 +153,44 @@ func appendLID(b []byte, lid uint16, lmc uint8) []byte {
 	return strconv.AppendUint(b, uint64(lmc), 10)
 }
 
+// token returns the ibnetdiscover width/speed token that sets exactly
+// pp's masks with the FDR10 bit, which only such a token can set.
+func token(pp *Port) (string, bool) {
+	if !pp.FDR10 || pp.SpeedEnabled != SpeedSDR|SpeedDDR|SpeedQDR {
+		return "", false
+	}
+	var w, s string
+	switch pp.WidthEnabled {
+	case Width1x:
+		w = "1"
+	case Width2x:
+		w = "2"
+	case Width8x:
+		w = "8"
+	case Width1x | Width4x:
+		w = "4"
+	case Width1x | Width4x | Width12x:
+		w = "12"
+	default:
+		return "", false
+	}
+	switch pp.ExtSpeedEnabled {
+	case 0:
+		s = "FDR10"
+	case ExtSpeedFDR:
+		s = "FDR"
+	case ExtSpeedFDR | ExtSpeedEDR:
+		s = "EDR"
+	case ExtSpeedFDR | ExtSpeedEDR | ExtSpeedHDR:
+		s = "HDR"
+	default:
+		return "", false
+	}
+	return w + "x" + s, true
+}
+
 func appendOpts(b []byte, pp *Port) []byte {
-	if pp.FDR10 {
+	if _, ok := token(pp); ok {
 		// The token sets the masks; options would be overridden.
 		return b
 	}

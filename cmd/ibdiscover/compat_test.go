@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/ibsim"
 )
 
 // compatFabric is a fabric the real tools are compared on, with the
@@ -114,6 +116,10 @@ func TestCompatIBNetDiscover(t *testing.T) {
 					if oc, tc := madsUsed(ours), madsUsed(theirs); oc > tc && wantCode(fab.file) == 0 {
 						t.Errorf("%s host %q: ibdiscover used %d SMPs, ibnetdiscover %d", stage, host, oc, tc)
 					}
+					// The replay of libibnetdisc predicts its SMP count exactly.
+					if tc := madsUsed(theirs); wantCode(fab.file) == 0 && replaySMPs(t, sim, host) != tc {
+						t.Errorf("%s host %q: replayed libibnetdisc SMPs %d, ibnetdiscover used %d", stage, host, replaySMPs(t, sim, host), tc)
+					}
 					if stage != "before OpenSM" {
 						continue
 					}
@@ -136,6 +142,25 @@ func TestCompatIBNetDiscover(t *testing.T) {
 			compare("after OpenSM")
 		})
 	}
+}
+
+// replaySMPs discovers through ibsim with the engine and returns the SMP
+// count its replay of libibnetdisc predicts.
+func replaySMPs(t *testing.T, s *ibsimtest.Sim, host string) int {
+	t.Helper()
+	cfg := ibsim.ConfigFromEnv()
+	cfg.SockName, cfg.Host = s.SockName, host
+	ctx := context.Background()
+	c, err := ibsim.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := discover.Discover(ctx, c, discover.Config{MaxHops: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.IBNetDiscover.SMPs
 }
 
 var madsLine = regexp.MustCompile(`(?m)^# Total MADs used: (\d+)\n`)

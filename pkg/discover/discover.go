@@ -146,6 +146,8 @@ type Result struct {
 	// discovered" on the same fabric.
 	Levels  int
 	MaxHops int
+	// IBNetDiscover is what ibnetdiscover would report on this fabric.
+	IBNetDiscover Replay
 	// Interrupted is true when the context was cancelled before the end.
 	Interrupted bool
 	// Err is the fatal error that stopped discovery early, if any.
@@ -187,7 +189,8 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	res.Err = err
 	e.register()
 	res.Problems = e.problems
-	res.MaxHops = OrderAsIBNetDiscover(e.fab, !cfg.NoMlnxEPI)
+	res.IBNetDiscover = OrderAsIBNetDiscover(e.fab, !cfg.NoMlnxEPI)
+	res.MaxHops = res.IBNetDiscover.MaxHops
 	return res, nil
 }
 

@@ -5,6 +5,16 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
+// Replay is what the replay of libibnetdisc's discovery found.
+type Replay struct {
+	// MaxHops is ibnetdiscover's "max hops discovered": the longest
+	// directed route it extends to (at least the start node's own).
+	MaxHops int
+	// SMPs is the number of SMPs libibnetdisc sends on this fabric when
+	// every SMP is answered ("Total MADs used").
+	SMPs int
+}
+
 // Mellanox device IDs for which libibnetdisc reads the Mellanox
 // ExtendedPortInfo (diags-formats §2.2).
 func mlnxEPIDevice(id uint16) bool {
@@ -47,12 +57,10 @@ func extSpeedActive(pp *model.PhysPort) uint8 {
 // libibnetdisc's FIFO discovery (one SMP on the wire) over the graph.
 // Nodes the replay does not reach keep their relative order after the
 // others. epi says whether the Mellanox ExtendedPortInfo step is replayed.
-// It returns the "max hops discovered" ibnetdiscover would report: the
-// longest directed route the replay extends to (at least the start
-// node's own route).
-func OrderAsIBNetDiscover(f *model.Fabric, epi bool) int {
+// It returns what ibnetdiscover would report on the same fabric.
+func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 	if f.From == nil {
-		return 0
+		return Replay{}
 	}
 	type kind uint8
 	const (
@@ -92,9 +100,11 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) int {
 			queue = append(queue, item{k: kNodeInfo, via: pp, d: d})
 		}
 	}
+	smps := 0
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
+		smps++
 		switch it.k {
 		case kNodeInfo:
 			var n *model.Node
@@ -113,7 +123,9 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) int {
 				entry[n] = q
 				depth[n] = it.d
 				order = append(order, n)
+				smps++ // NodeDescription
 				if n.IsSwitch() {
+					smps++ // SwitchInfo
 					queue = append(queue, item{k: kPortInfo, n: n, num: 0})
 				} else {
 					queue = append(queue, item{k: kPortInfo, n: n, num: q})
@@ -152,5 +164,5 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) int {
 		n.Index = i
 	}
 	copy(f.Nodes, order)
-	return maxHops
+	return Replay{MaxHops: maxHops, SMPs: smps}
 }

@@ -51,6 +51,7 @@ var ownFabrics = []struct {
 	hosts   []string
 	osmHost string
 }{
+	{"demo.net", []string{"", "S-0c42a1030020b000"}, "H-0c42a10300300100"},
 	{"chain10.net", []string{"", "c5"}, "hA"},
 	{"dualhomed.net", []string{"", "swB"}, "dual"},
 	{"fattree2.net", []string{"", "S0"}, "H0"},

@@ -23,7 +23,9 @@ build:
 	@mkdir -p bin
 	$(GO) build -o bin/ ./cmd/...
 
-demo: build
+demo:
+	@mkdir -p bin
+	$(GO) build -o bin/ ./cmd/ibdiscover
 	./bin/ibdiscover --sim $(DEMO)
 
 fmt-check:

@@ -33,6 +33,8 @@ type Options struct {
 	Generated time.Time
 	// Name maps nodes to names (default DescName).
 	Name Namer
+	// Group groups nodes into chassis by SystemImageGUID (-g).
+	Group bool
 }
 
 func appendNodeID(b []byte, n *model.Node) []byte {
@@ -77,102 +79,193 @@ func appendHeader(b []byte, f *model.Fabric, o *Options) []byte {
 }
 
 // WriteTopology writes f as ibnetdiscover's topology file: the header,
-// then switches, CAs and routers, each in reverse discovery order.
+// then switches, CAs and routers, each in reverse discovery order. With
+// Options.Group the nodes sharing a SystemImageGUID are grouped into
+// chassis first, as ibnetdiscover -g does.
 func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 	if o.Name == nil {
 		o.Name = DescName
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	b := appendHeader(make([]byte, 0, 4096), f, &o)
+	flush := func(force bool) error {
+		if len(b) > 32<<10 || force {
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		return nil
+	}
+	var g *grouping
+	if o.Group {
+		g = groupNodes(f)
+		for _, ch := range g.chassis {
+			if ch.num == 0 {
+				continue
+			}
+			b = append(b, "\nChassis "...)
+			b = strconv.AppendInt(b, int64(ch.num), 10)
+			if ch.guid != 0 {
+				b = append(b, " (guid 0x"...)
+				b = appendHex(b, ch.guid)
+				b = append(b, ')')
+			}
+			b = append(b, "\n\n# Spine Nodes\n# Line Nodes\n# Chassis Switches"...)
+			for _, n := range ch.nodes {
+				if n.Type() == smp.NodeSwitch {
+					b = appendNode(b, n, &o, g)
+				}
+			}
+			b = append(b, "\n# Chassis CAs"...)
+			for _, n := range ch.nodes {
+				if n.Type() == smp.NodeCA {
+					b = appendNode(b, n, &o, g)
+				}
+			}
+			if err := flush(false); err != nil {
+				return err
+			}
+		}
+		b = append(b, "\nNon-Chassis Nodes\n"...)
+	}
 	for _, t := range []uint8{smp.NodeSwitch, smp.NodeCA, smp.NodeRouter} {
 		for i := len(f.Nodes) - 1; i >= 0; i-- {
 			n := f.Nodes[i]
-			if n.Type() != t {
+			if n.Type() != t || g.chassisNum(n) != 0 {
 				continue
 			}
-			b = appendNode(b, n, &o)
-			if len(b) > 32<<10 {
-				if _, err := bw.Write(b); err != nil {
-					return err
-				}
-				b = b[:0]
+			b = appendNode(b, n, &o, g)
+			if err := flush(false); err != nil {
+				return err
 			}
 		}
 	}
-	if _, err := bw.Write(b); err != nil {
+	if err := flush(true); err != nil {
 		return err
 	}
 	return bw.Flush()
 }
 
-func appendNode(b []byte, n *model.Node, o *Options) []byte {
-	b = append(b, "\nvendid=0x"...)
-	b = appendHex(b, uint64(n.Info.VendorID))
-	b = append(b, "\ndevid=0x"...)
-	b = appendHex(b, uint64(n.Info.DeviceID))
-	b = append(b, '\n')
-	if n.Info.SystemImageGUID != 0 {
-		b = append(b, "sysimgguid=0x"...)
-		b = appendHex(b, n.Info.SystemImageGUID)
-		b = append(b, '\n')
-	}
+// appendNode appends a node block: ids, header and linked port lines.
+func appendNode(b []byte, n *model.Node, o *Options, g *grouping) []byte {
 	switch n.Type() {
 	case smp.NodeSwitch:
-		b = append(b, "switchguid=0x"...)
-		b = appendHex(b, n.GUID())
-		b = append(b, '(')
-		b = appendHex(b, n.Info.PortGUID)
-		b = append(b, ")\nSwitch\t"...)
-		b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
-		b = append(b, " \""...)
-		b = appendNodeID(b, n)
-		b = append(b, "\"\t\t# \""...)
-		b = append(b, o.Name(n)...)
-		b = append(b, "\" "...)
-		if n.SwitchInfo.EnhancedPort0 {
-			b = append(b, "enhanced"...)
-		} else {
-			b = append(b, "base"...)
-		}
-		b = append(b, " port 0 lid "...)
-		b = strconv.AppendInt(b, int64(n.SMALID()), 10)
-		b = append(b, " lmc "...)
-		b = strconv.AppendInt(b, int64(n.SMALMC()), 10)
-		b = append(b, '\n')
+		b = appendSwitchHeader(b, n, o, g, "", "")
 		for p := 1; p <= n.NumPorts(); p++ {
-			pp := n.Port(p)
-			if pp == nil || pp.Remote == nil {
-				continue
+			if pp := n.Port(p); pp != nil && pp.Remote != nil {
+				b = appendSwitchPort(b, pp, o, "")
 			}
-			b = appendSwitchPort(b, pp, o)
 		}
 	case smp.NodeCA, smp.NodeRouter:
-		if n.Type() == smp.NodeCA {
-			b = append(b, "caguid=0x"...)
-		} else {
-			b = append(b, "rtguid=0x"...)
-		}
-		b = appendHex(b, n.GUID())
-		if n.Type() == smp.NodeCA {
-			b = append(b, "\nCa\t"...)
-		} else {
-			b = append(b, "\nRt\t"...)
-		}
-		b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
-		b = append(b, " \""...)
-		b = appendNodeID(b, n)
-		b = append(b, "\"\t\t# \""...)
-		b = append(b, n.Description()...)
-		b = append(b, "\"\n"...)
+		b = appendCAHeader(b, n, g, "", "")
 		for p := 1; p <= n.NumPorts(); p++ {
-			pp := n.Port(p)
-			if pp == nil || pp.Remote == nil {
-				continue
+			if pp := n.Port(p); pp != nil && pp.Remote != nil {
+				b = appendCAPort(b, pp, o, "")
 			}
-			b = appendCAPort(b, pp, o)
 		}
 	}
 	return b
+}
+
+// appendIDs appends the vendid/devid/sysimgguid lines, each prefixed.
+func appendIDs(b []byte, n *model.Node, g *grouping, prefix string) []byte {
+	b = append(b, '\n')
+	b = append(b, prefix...)
+	b = append(b, "vendid=0x"...)
+	b = appendHex(b, uint64(n.Info.VendorID))
+	b = append(b, '\n')
+	b = append(b, prefix...)
+	b = append(b, "devid=0x"...)
+	b = appendHex(b, uint64(n.Info.DeviceID))
+	b = append(b, '\n')
+	ch := g.chassisNum(n)
+	if n.Info.SystemImageGUID != 0 {
+		b = append(b, prefix...)
+		b = append(b, "sysimgguid=0x"...)
+		b = appendHex(b, n.Info.SystemImageGUID)
+	}
+	if ch != 0 {
+		b = append(b, "\t\t# Chassis "...)
+		b = strconv.AppendInt(b, int64(ch), 10)
+	}
+	if n.Info.SystemImageGUID != 0 || ch != 0 {
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// appendSwitchHeader appends a switch's ids, switchguid and Switch lines.
+func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *grouping, idPrefix, swPrefix string) []byte {
+	b = appendIDs(b, n, g, idPrefix)
+	b = append(b, idPrefix...)
+	b = append(b, "switchguid=0x"...)
+	b = appendHex(b, n.GUID())
+	b = append(b, '(')
+	b = appendHex(b, n.Info.PortGUID)
+	b = append(b, ')')
+	if g != nil {
+		// Chassis type and slot strings exist only for the vendor chassis
+		// tables (Voltaire, Mellanox IS4), which are not implemented.
+		b = append(b, "\t# "...)
+	}
+	b = append(b, '\n')
+	b = appendSwitchDetail(b, n, o, swPrefix)
+	return append(b, '\n')
+}
+
+// appendSwitchDetail appends the Switch line without its newline.
+func appendSwitchDetail(b []byte, n *model.Node, o *Options, prefix string) []byte {
+	b = append(b, prefix...)
+	b = append(b, "Switch\t"...)
+	b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
+	b = append(b, " \""...)
+	b = appendNodeID(b, n)
+	b = append(b, "\"\t\t# \""...)
+	b = append(b, o.Name(n)...)
+	b = append(b, "\" "...)
+	if n.SwitchInfo.EnhancedPort0 {
+		b = append(b, "enhanced"...)
+	} else {
+		b = append(b, "base"...)
+	}
+	b = append(b, " port 0 lid "...)
+	b = strconv.AppendInt(b, int64(n.SMALID()), 10)
+	b = append(b, " lmc "...)
+	b = strconv.AppendInt(b, int64(n.SMALMC()), 10)
+	return b
+}
+
+// appendCAHeader appends a CA's or router's ids, guid and Ca/Rt lines.
+func appendCAHeader(b []byte, n *model.Node, g *grouping, idPrefix, caPrefix string) []byte {
+	b = appendIDs(b, n, g, idPrefix)
+	b = append(b, idPrefix...)
+	if n.Type() == smp.NodeRouter {
+		b = append(b, "rtguid=0x"...)
+	} else {
+		b = append(b, "caguid=0x"...)
+	}
+	b = appendHex(b, n.GUID())
+	b = append(b, '\n')
+	b = appendCADetail(b, n, caPrefix)
+	return append(b, '\n')
+}
+
+// appendCADetail appends the Ca/Rt line without its newline. The name is
+// the raw NodeDescription: the node-name map does not apply here.
+func appendCADetail(b []byte, n *model.Node, prefix string) []byte {
+	b = append(b, prefix...)
+	if n.Type() == smp.NodeRouter {
+		b = append(b, "Rt\t"...)
+	} else {
+		b = append(b, "Ca\t"...)
+	}
+	b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
+	b = append(b, " \""...)
+	b = appendNodeID(b, n)
+	b = append(b, "\"\t\t# \""...)
+	b = append(b, n.Description()...)
+	return append(b, '"')
 }
 
 func remoteLID(r *model.PhysPort) uint16 {
@@ -182,8 +275,9 @@ func remoteLID(r *model.PhysPort) uint16 {
 	return r.Info.LID
 }
 
-func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options) []byte {
+func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, prefix string) []byte {
 	r := pp.Remote
+	b = append(b, prefix...)
 	b = append(b, '[')
 	b = strconv.AppendInt(b, int64(pp.Num), 10)
 	b = append(b, "]\t\""...)
@@ -206,8 +300,9 @@ func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options) []byte {
 	return append(b, '\n')
 }
 
-func appendCAPort(b []byte, pp *model.PhysPort, o *Options) []byte {
+func appendCAPort(b []byte, pp *model.PhysPort, o *Options, prefix string) []byte {
 	r := pp.Remote
+	b = append(b, prefix...)
 	b = append(b, '[')
 	b = strconv.AppendInt(b, int64(pp.Num), 10)
 	b = append(b, "]("...)

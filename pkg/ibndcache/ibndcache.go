@@ -1,0 +1,416 @@
+// Package ibndcache reads and writes libibnetdisc's fabric cache, the
+// binary file of ibnetdiscover --cache / --load-cache / --diff
+// (infiniband-diags 44), so caches move between ibdiscover and
+// ibnetdiscover in both directions.
+//
+// Layout (all integers little-endian, SMP attributes raw as received):
+//
+//	header  28 bytes: magic 0x8FE7832B, version 1, node count, port
+//	        count, from-node GUID (8), max hops discovered
+//	node    207 bytes + 9 per port key: smalid (2), smalmc, EnhancedPort0
+//	        flag, SwitchInfo (64), NodeGUID (8), node type, NumPorts,
+//	        NodeInfo (64), NodeDescription (64), key count K, then K keys
+//	        of port GUID (8) + port number
+//	port    95 bytes: port GUID (8), port number, external port number,
+//	        base LID (2), LMC, PortInfo (64), owning NodeGUID (8), remote
+//	        flag, remote port GUID (8), remote port number
+//
+// Nodes are stored in libibnetdisc's all-nodes list order (reverse
+// discovery order) and ports in its 137-bucket port hash order. Loading
+// restores the discovery order. The Mellanox ExtendedPortInfo and the
+// directed routes are not stored (FDR10 links read back as QDR).
+package ibndcache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// Format constants.
+const (
+	Magic   = 0x8FE7832B
+	Version = 1
+
+	HeaderLen  = 28
+	NodeLen    = 15 + 3*smp.DataSize // without port keys
+	PortKeyLen = 9
+	PortLen    = 31 + smp.DataSize
+
+	// hashBuckets is libibnetdisc's hash table size (HTSZ).
+	hashBuckets = 137
+)
+
+// Sentinel errors, wrapped in *FormatError.
+var (
+	ErrEmpty     = errors.New("empty file")
+	ErrMagic     = errors.New("not an ibnetdiscover cache (bad magic)")
+	ErrVersion   = errors.New("unsupported cache version")
+	ErrTruncated = errors.New("truncated")
+	ErrCorrupt   = errors.New("corrupted")
+)
+
+// FormatError is a cache file that cannot be loaded: it names the file,
+// the byte offset and the problem.
+type FormatError struct {
+	File   string // "" when decoding bytes
+	Offset int64
+	Err    error  // one of the sentinel errors
+	Detail string // what exactly is wrong
+}
+
+func (e *FormatError) Error() string {
+	s := ""
+	if e.File != "" {
+		s = e.File + ": "
+	}
+	s += "ibnetdiscover cache: " + e.Err.Error()
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	if e.Offset >= 0 {
+		s += fmt.Sprintf(" (at byte %d)", e.Offset)
+	}
+	return s
+}
+
+// Unwrap returns the sentinel error.
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// hashGUID is libibnetdisc's HASHGUID(guid) % HTSZ.
+func hashGUID(guid uint64) int {
+	h := uint32(guid)*101 ^ uint32(guid>>32)*103
+	return int(h % hashBuckets)
+}
+
+// smalid is libibnetdisc's node smalid/smalmc: port 0's for switches, 0
+// for CAs and routers.
+func smalid(n *model.Node) (uint16, uint8) {
+	if n.IsSwitch() {
+		return n.SMALID(), n.SMALMC()
+	}
+	return 0, 0
+}
+
+// cachedPorts are the ports of n that get a record: those whose PortInfo
+// was read (libibnetdisc registers a port only then), by port number.
+func cachedPorts(n *model.Node) []*model.PhysPort {
+	var out []*model.PhysPort
+	for _, p := range n.Ports {
+		if p != nil && p.HasInfo {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Marshal encodes f as an ibnetdiscover cache.
+func Marshal(f *model.Fabric) ([]byte, error) {
+	if f.From == nil {
+		return nil, errors.New("ibnetdiscover cache: fabric has no start node")
+	}
+	size := HeaderLen
+	nports := 0
+	for _, n := range f.Nodes {
+		k := len(cachedPorts(n))
+		if k > 255 {
+			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), k)
+		}
+		size += NodeLen + PortKeyLen*k
+		nports += k
+	}
+	size += PortLen * nports
+	b := make([]byte, 0, size)
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, Magic)
+	b = le.AppendUint32(b, Version)
+	b = le.AppendUint32(b, uint32(len(f.Nodes)))
+	b = le.AppendUint32(b, uint32(nports))
+	b = le.AppendUint64(b, f.From.GUID())
+	b = le.AppendUint32(b, uint32(f.MaxHops))
+
+	var buckets [hashBuckets][]*model.PhysPort
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		n := f.Nodes[i]
+		lid, lmc := smalid(n)
+		b = le.AppendUint16(b, lid)
+		b = append(b, lmc)
+		if n.IsSwitch() && n.SwitchInfo.EnhancedPort0 {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		if n.IsSwitch() {
+			b = append(b, n.RawSwitchInfo[:]...)
+		} else {
+			b = append(b, make([]byte, smp.DataSize)...)
+		}
+		b = le.AppendUint64(b, n.GUID())
+		b = append(b, n.Type(), n.Info.NumPorts)
+		b = append(b, n.RawInfo[:]...)
+		b = append(b, n.Desc[:]...)
+		ports := cachedPorts(n)
+		b = append(b, uint8(len(ports)))
+		for _, p := range ports {
+			b = le.AppendUint64(b, p.GUID)
+			b = append(b, p.Num)
+		}
+	}
+	// Ports enter the hash in discovery order (node by node, port
+	// numbers ascending); each bucket lists the newest first.
+	for _, n := range f.Nodes {
+		for _, p := range cachedPorts(n) {
+			h := hashGUID(p.GUID)
+			buckets[h] = append(buckets[h], p)
+		}
+	}
+	for _, bucket := range buckets {
+		for i := len(bucket) - 1; i >= 0; i-- {
+			p := bucket[i]
+			b = le.AppendUint64(b, p.GUID)
+			b = append(b, p.Num, 0)
+			b = le.AppendUint16(b, p.BaseLID())
+			b = append(b, p.LMC())
+			b = append(b, p.RawInfo[:]...)
+			b = le.AppendUint64(b, p.Node.GUID())
+			if r := p.Remote; r != nil {
+				b = append(b, 1)
+				b = le.AppendUint64(b, r.GUID)
+				b = append(b, r.Num)
+			} else {
+				b = append(b, make([]byte, 10)...)
+			}
+		}
+	}
+	return b, nil
+}
+
+// Write writes f as an ibnetdiscover cache to w.
+func Write(w io.Writer, f *model.Fabric) error {
+	b, err := Marshal(f)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+type portKey struct {
+	guid uint64
+	num  uint8
+}
+
+type portRec struct {
+	off    int64
+	key    portKey
+	lid    uint16
+	lmc    uint8
+	info   []byte
+	node   uint64
+	remote bool
+	rkey   portKey
+	phys   *model.PhysPort
+	used   bool
+}
+
+type nodeRec struct {
+	off  int64
+	node *model.Node
+	keys []portKey
+}
+
+// Unmarshal decodes a cache into a fabric whose Nodes are in discovery
+// order. Like rdma-core v64 it skips port keys that have no port record
+// (caches written by v44 after PortInfo timeouts) and port numbers beyond
+// NumPorts; anything else inconsistent is an error.
+func Unmarshal(b []byte) (*model.Fabric, error) {
+	ferr := func(off int, err error, format string, a ...any) error {
+		return &FormatError{Offset: int64(off), Err: err, Detail: fmt.Sprintf(format, a...)}
+	}
+	if len(b) == 0 {
+		return nil, &FormatError{Offset: -1, Err: ErrEmpty}
+	}
+	le := binary.LittleEndian
+	if len(b) < 4 || le.Uint32(b) != Magic {
+		var m uint32
+		if len(b) >= 4 {
+			m = le.Uint32(b)
+		}
+		return nil, ferr(0, ErrMagic, "magic 0x%08x, want 0x%08x", m, uint32(Magic))
+	}
+	if len(b) < HeaderLen {
+		return nil, ferr(len(b), ErrTruncated, "header is %d bytes, want %d", len(b), HeaderLen)
+	}
+	if v := le.Uint32(b[4:]); v != Version {
+		return nil, ferr(4, ErrVersion, "version %d, want %d", v, Version)
+	}
+	nodeCount := le.Uint32(b[8:])
+	portCount := le.Uint32(b[12:])
+	fromGUID := le.Uint64(b[16:])
+	maxHops := le.Uint32(b[24:])
+	if min := uint64(HeaderLen) + uint64(nodeCount)*NodeLen + uint64(portCount)*PortLen; min > uint64(len(b)) {
+		return nil, ferr(len(b), ErrTruncated, "%d nodes and %d ports need at least %d bytes, file has %d", nodeCount, portCount, min, len(b))
+	}
+	off := HeaderLen
+	nodes := make([]nodeRec, 0, nodeCount)
+	byGUID := make(map[uint64]*nodeRec, nodeCount)
+	for i := uint32(0); i < nodeCount; i++ {
+		if len(b)-off < NodeLen {
+			return nil, ferr(len(b), ErrTruncated, "node record %d of %d cut short", i+1, nodeCount)
+		}
+		r := b[off:]
+		n := &model.Node{}
+		guid := le.Uint64(r[68:])
+		typ, numPorts := r[76], r[77]
+		if err := n.Info.UnmarshalBinary(r[78 : 78+smp.DataSize]); err != nil {
+			return nil, ferr(off+78, ErrCorrupt, "node 0x%016x NodeInfo: %v", guid, err)
+		}
+		copy(n.RawInfo[:], r[78:])
+		n.Info.NodeGUID, n.Info.NodeType, n.Info.NumPorts = guid, typ, numPorts
+		copy(n.Desc[:], r[142:206])
+		if typ == smp.NodeSwitch {
+			if err := n.SwitchInfo.UnmarshalBinary(r[4 : 4+smp.DataSize]); err != nil {
+				return nil, ferr(off+4, ErrCorrupt, "node 0x%016x SwitchInfo: %v", guid, err)
+			}
+			copy(n.RawSwitchInfo[:], r[4:])
+			n.HasSwitchInfo = true
+			n.SwitchInfo.EnhancedPort0 = r[3] != 0
+		}
+		n.Ports = make([]*model.PhysPort, int(numPorts)+1)
+		k := int(r[206])
+		if len(b)-off < NodeLen+PortKeyLen*k {
+			return nil, ferr(len(b), ErrTruncated, "port keys of node 0x%016x cut short", guid)
+		}
+		rec := nodeRec{off: int64(off), node: n}
+		for j := 0; j < k; j++ {
+			kb := r[NodeLen+PortKeyLen*j:]
+			rec.keys = append(rec.keys, portKey{le.Uint64(kb), kb[8]})
+		}
+		if _, dup := byGUID[guid]; dup {
+			return nil, ferr(off, ErrCorrupt, "node 0x%016x stored twice", guid)
+		}
+		nodes = append(nodes, rec)
+		byGUID[guid] = &nodes[len(nodes)-1]
+		off += NodeLen + PortKeyLen*k
+	}
+	if len(b)-off < int(portCount)*PortLen {
+		return nil, ferr(len(b), ErrTruncated, "%d port records need %d bytes, %d left", portCount, int(portCount)*PortLen, len(b)-off)
+	}
+	ports := make([]portRec, portCount)
+	byKey := make(map[portKey]*portRec, portCount)
+	for i := range ports {
+		r := b[off:]
+		p := &ports[i]
+		p.off = int64(off)
+		p.key = portKey{le.Uint64(r), r[8]}
+		p.lid = le.Uint16(r[10:])
+		p.lmc = r[12]
+		p.info = r[13 : 13+smp.DataSize]
+		p.node = le.Uint64(r[77:])
+		p.remote = r[85] != 0
+		p.rkey = portKey{le.Uint64(r[86:]), r[94]}
+		byKey[p.key] = p // the last record of a key wins, as in the hash
+		off += PortLen
+	}
+	from, ok := byGUID[fromGUID]
+	if !ok {
+		return nil, ferr(16, ErrCorrupt, "start node 0x%016x is not in the file", fromGUID)
+	}
+
+	f := model.NewFabric()
+	// File order is the all-nodes list (reverse discovery).
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if err := f.AppendNode(nodes[i].node); err != nil {
+			return nil, ferr(int(nodes[i].off), ErrCorrupt, "%v", err)
+		}
+	}
+	f.From = from.node
+	f.FromPort = from.node.Info.LocalPortNum
+	f.MaxHops = int(maxHops)
+
+	// Every port record belongs to a node; build the physical ports.
+	for i := range ports {
+		p := &ports[i]
+		if byKey[p.key] != p {
+			continue // shadowed by a later record with the same key
+		}
+		nr, ok := byGUID[p.node]
+		if !ok {
+			return nil, ferr(int(p.off+77), ErrCorrupt, "port 0x%016x[%d] belongs to node 0x%016x, which is not in the file", p.key.guid, p.key.num, p.node)
+		}
+		pp := &model.PhysPort{Node: nr.node, Num: p.key.num, GUID: p.key.guid, Healthy: true}
+		if err := pp.SetInfo(p.info); err != nil {
+			return nil, ferr(int(p.off+13), ErrCorrupt, "port 0x%016x[%d] PortInfo: %v", p.key.guid, p.key.num, err)
+		}
+		p.phys = pp
+	}
+	// Attach ports to their nodes through the nodes' keys.
+	for i := range nodes {
+		nr := &nodes[i]
+		for _, k := range nr.keys {
+			p := byKey[k]
+			if p == nil || p.phys == nil || int(k.num) > nr.node.NumPorts() {
+				continue // v44 shell port without a record; bad number
+			}
+			if p.used {
+				return nil, ferr(int(nr.off), ErrCorrupt, "port 0x%016x[%d] claimed by two nodes", k.guid, k.num)
+			}
+			if p.phys.Node != nr.node {
+				return nil, ferr(int(nr.off), ErrCorrupt, "node 0x%016x lists port 0x%016x[%d] of node 0x%016x", nr.node.GUID(), k.guid, k.num, p.phys.Node.GUID())
+			}
+			p.used = true
+			nr.node.Ports[k.num] = p.phys
+		}
+	}
+	for i := range ports {
+		p := &ports[i]
+		if p.phys == nil || !p.remote {
+			continue
+		}
+		r := byKey[p.rkey]
+		if r == nil || r.phys == nil {
+			return nil, ferr(int(p.off+85), ErrCorrupt, "port 0x%016x[%d] is linked to port 0x%016x[%d], which is not in the file", p.key.guid, p.key.num, p.rkey.guid, p.rkey.num)
+		}
+		p.phys.Remote = r.phys
+	}
+	// Register logical ports (GUIDs and LIDs) in discovery order.
+	for _, n := range f.Nodes {
+		for _, pp := range n.Ports {
+			if pp != nil {
+				f.RegisterPort(pp) // duplicates are the fabric's, not the file's, problem
+			}
+		}
+	}
+	return f, nil
+}
+
+// Read decodes a whole cache from r.
+func Read(r io.Reader) (*model.Fabric, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return Unmarshal(b)
+}
+
+// Load reads the cache in file; errors name the file.
+func Load(file string) (*model.Fabric, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Unmarshal(b)
+	if err != nil {
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			fe.File = file
+		}
+		return nil, err
+	}
+	return f, nil
+}

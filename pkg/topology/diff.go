@@ -226,4 +226,3 @@ func diffPort(a, b *model.PhysPort, keys DiffKeys) (outA, outB bool) {
 	}
 	return
 }
-

@@ -106,14 +106,19 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte) bool {
 	if dp.errRate != 0 && (dp.errAttr == 0 || dp.errAttr == attr) && f.drop(dp.errRate) {
 		return false
 	}
-	var scratch [smp.DataSize]byte
-	data := scratch[:]
-	if class == smp.ClassLIDRouted || class == smp.ClassDirectRoute {
-		data = m[smp.DataOffset : smp.DataOffset+smp.DataSize]
-	} else {
-		copy(scratch[:], m[smp.DataOffset:])
+	// ibsim copies the data area in and out only for classes 0x01, 0x81
+	// and 0x04; for the other classes it handles, the reply keeps the
+	// request's data.
+	data := m[smp.DataOffset : smp.DataOffset+smp.DataSize]
+	var saved [smp.DataSize]byte
+	keep := class != smp.ClassLIDRouted && class != smp.ClassDirectRoute
+	if keep {
+		copy(saved[:], data)
 	}
 	status, ok := h(f, dst, method, mod, data)
+	if keep {
+		copy(data, saved[:])
+	}
 	if !ok {
 		return false
 	}

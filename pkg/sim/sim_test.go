@@ -562,3 +562,45 @@ func BenchmarkBuildFatTree50k(b *testing.B) {
 	b.ReportMetric(float64(f.NumNodes()), "nodes")
 	runtime.KeepAlive(f)
 }
+
+// TestExtensionTokens: mtu= and vl= on port lines (ours; ibsim ignores
+// them, see TestExtensionLoadsInIbsim).
+func TestExtensionTokens(t *testing.T) {
+	f := load(t, "ext")
+	ep := attach(t, f, "")
+	tests := []struct {
+		port                  uint32
+		mtuCap, nmtu, vl, ops uint8
+	}{
+		{0, 3, 1, 4, 4},
+		{1, 5, 5, 3, 3},
+		{2, 5, 3, 4, 4},
+		{3, 4, 4, 4, 4},
+	}
+	for _, tt := range tests {
+		pi := portInfo(t, ep, "0", tt.port)
+		if pi.MTUCap != tt.mtuCap || pi.NeighborMTU != tt.nmtu || pi.VLCap != tt.vl || pi.OperationalVLs != tt.ops {
+			t.Errorf("port %d: MTUCap %d NeighborMTU %d VLCap %d OpVLs %d", tt.port, pi.MTUCap, pi.NeighborMTU, pi.VLCap, pi.OperationalVLs)
+		}
+	}
+	pi := portInfo(t, ep, "0,2", 1)
+	if pi.MTUCap != 3 || pi.NeighborMTU != 3 {
+		t.Errorf("h2: %+v", pi)
+	}
+}
+
+// TestExtensionLoadsInIbsim: real ibsim accepts a file with mtu=/vl= and
+// reports its own defaults for those ports.
+func TestExtensionLoadsInIbsim(t *testing.T) {
+	requireTool(t, "ibsim")
+	sock := startIbsim(t, fabricPath("ext"))
+	rc := dialIbsim(t, sock, "")
+	m := smp.NewGet(smp.DRPath{}, smp.AttrPortInfo, 1)
+	b, _ := m.MarshalBinary()
+	st, resp := rc.exchange(t, 0xffff, b)
+	var pi smp.PortInfo
+	_ = pi.UnmarshalBinary(resp[64:])
+	if st != 0 || pi.MTUCap != 4 || pi.VLCap != 4 || pi.PortPhysicalState != 5 {
+		t.Errorf("ibsim: status %d %+v", st, pi)
+	}
+}

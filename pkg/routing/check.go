@@ -1,0 +1,294 @@
+package routing
+
+import (
+	"slices"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+)
+
+// Kinds of Finding.
+const (
+	// KindBlackHole: a switch's entry for the LID is 0xFF, a port number
+	// beyond its ports, or 0 (itself) for a LID it does not own.
+	KindBlackHole = "black-hole"
+	// KindDownPort: a switch routes the LID to a port without a link.
+	KindDownPort = "down-port"
+	// KindLoop: the route comes back to a switch it already crossed.
+	KindLoop = "loop"
+	// KindNoTable: a switch on the route has no forwarding table read.
+	KindNoTable = "no-table"
+	// KindTransitCA: a switch routes the LID to a CA or router that does
+	// not own it.
+	KindTransitCA = "transit-ca"
+	// KindLonger: the route works but has more hops than the minimum.
+	KindLonger = "longer-than-min-hop"
+)
+
+// Finding is one routing problem found by Check. A broken route (every
+// kind but KindLonger) is reported once per place where it breaks: all
+// the source switches whose route to DLID breaks at the same switch share
+// one Finding, counted in Routes. A KindLonger Finding is one source
+// switch and one LID.
+type Finding struct {
+	Kind string
+	// DLID is the destination LID and Dest the logical port owning it.
+	DLID uint16
+	Dest *model.Port
+	// At is the switch where the route breaks (black hole, down port,
+	// transit CA: the switch holding the bad entry; no table: the switch
+	// without a table; loop: the first switch of Cycle; longer: the
+	// source switch).
+	At *model.Node
+	// Port is At's forwarding table entry for DLID (black hole, down
+	// port, transit CA, loop).
+	Port uint8
+	// Cycle lists the switches of a loop in forwarding order.
+	Cycle []*model.Node
+	// Routes is the number of source switches whose route meets this
+	// problem.
+	Routes int
+	// Hops and MinHops are the route's length and the least hop count
+	// (KindLonger).
+	Hops, MinHops int
+	// Err is the matching route error (ErrBlackHole, ErrDownPort, ErrLoop,
+	// ErrNoTable, ErrTransitCA), nil for KindLonger.
+	Err error
+}
+
+// CheckResult is what Check found.
+type CheckResult struct {
+	Switches int // source switches
+	LIDs     int // destination LIDs (every LID owned by a port)
+	Routes   int // routes followed (Switches × LIDs)
+	Broken   int // routes that do not reach their LID
+	Longer   int // routes that reach it with more hops than the minimum
+	// Findings in order of DLID, then of discovery order of At.
+	Findings []Finding
+}
+
+// Clean reports whether nothing was found.
+func (r *CheckResult) Clean() bool { return len(r.Findings) == 0 }
+
+// Count returns the number of findings of a kind.
+func (r *CheckResult) Count(kind string) int {
+	n := 0
+	for i := range r.Findings {
+		if r.Findings[i].Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// route states during Check (per switch, per destination LID)
+const (
+	stUnknown int32 = iota
+	stActive        // on the walk being resolved
+	stDone
+)
+
+// checkNode is a switch as Check sees it.
+type checkNode struct {
+	n     *model.Node
+	tab   []byte
+	lo    uint16 // own LID range (0 when the switch has no LID)
+	hi    uint16
+	mat   *model.LIDMatrix
+	order int // discovery order, for sorting findings
+}
+
+// Check follows, through the forwarding tables t, the route from every
+// switch of f to every LID owned by a port of f (1..MaxLID), and reports
+// black holes, routes to ports without a link, loops, switches without a
+// table, routes through a CA, and (when h is not nil) routes longer than
+// the least hop count of h. Routes are resolved once per switch and LID
+// (a route shares the outcome of the switch it goes to), so the cost is
+// O(switches × LIDs).
+func Check(f *model.Fabric, t *Tables, h *model.HopTables) *CheckResult {
+	sws := f.Switches()
+	nodes := make([]checkNode, len(sws))
+	idx := make(map[*model.Node]int32, len(sws))
+	for i, n := range sws {
+		cn := checkNode{n: n, tab: t.Table(n), order: n.Index}
+		if z := n.Port(0); z != nil {
+			if b := z.BaseLID(); b != 0 {
+				cn.lo = b
+				cn.hi = uint16(min(uint32(b)+1<<z.LMC()-1, 0xFFFF))
+			}
+		}
+		if h != nil {
+			cn.mat = h.Matrix(n)
+		}
+		nodes[i] = cn
+		idx[n] = int32(i)
+	}
+	res := &CheckResult{Switches: len(nodes)}
+
+	state := make([]int32, len(nodes))
+	hops := make([]int32, len(nodes))   // hops to the LID when reached
+	fail := make([]int32, len(nodes))   // finding index+1 when broken, else 0
+	onWalk := make([]int32, len(nodes)) // position on the current walk
+	walk := make([]int32, 0, 64)
+	maxLID := f.MaxLID()
+	for lid := uint32(1); lid <= uint32(maxLID); lid++ {
+		dlid := uint16(lid)
+		dest := f.PortByLID(dlid)
+		if dest == nil {
+			continue
+		}
+		res.LIDs++
+		clear(state)
+		first := len(res.Findings)
+		// where the destination hangs, for the least hop counts
+		var attachLID uint16
+		attachExtra := -1
+		if h != nil {
+			attachLID, attachExtra = attachPoint(dest, idx, nodes)
+		}
+		for s := range nodes {
+			if state[s] != stDone {
+				walk = walk[:0]
+				cur := int32(s)
+				// Walk forward until the outcome is known.
+				for {
+					if state[cur] == stDone {
+						break
+					}
+					if state[cur] == stActive {
+						// a loop: the cycle is walk[onWalk[cur]:]
+						cyc := walk[onWalk[cur]:]
+						fd := Finding{Kind: KindLoop, DLID: dlid, Dest: dest, Err: ErrLoop}
+						for _, c := range cyc {
+							fd.Cycle = append(fd.Cycle, nodes[c].n)
+						}
+						fd.At = nodes[cur].n
+						fd.Port = portFor(nodes[cur].tab, dlid)
+						res.Findings = append(res.Findings, fd)
+						k := int32(len(res.Findings))
+						for _, c := range cyc {
+							state[c] = stDone
+							fail[c] = k
+						}
+						break
+					}
+					state[cur] = stActive
+					onWalk[cur] = int32(len(walk))
+					walk = append(walk, cur)
+					next, done := step(&nodes[cur], dlid, idx, res, dest)
+					if done {
+						state[cur] = stDone
+						if next < 0 {
+							fail[cur] = int32(len(res.Findings))
+							hops[cur] = 0
+						} else {
+							fail[cur] = 0
+							hops[cur] = next // hops to the destination
+						}
+						break
+					}
+					cur = next
+				}
+				// Propagate back along the walk.
+				for i := len(walk) - 1; i >= 0; i-- {
+					c := walk[i]
+					if state[c] == stDone {
+						continue
+					}
+					n := cur
+					if i+1 < len(walk) {
+						n = walk[i+1]
+					}
+					state[c] = stDone
+					fail[c] = fail[n]
+					hops[c] = hops[n] + 1
+				}
+			}
+			res.Routes++
+			if k := fail[s]; k != 0 {
+				res.Broken++
+				res.Findings[k-1].Routes++
+				continue
+			}
+			if h == nil || attachExtra < 0 || nodes[s].mat == nil {
+				continue
+			}
+			l := nodes[s].mat.LeastHops(attachLID)
+			if l == model.NoPath {
+				continue
+			}
+			least := int(l) + attachExtra
+			if int(hops[s]) > least {
+				res.Longer++
+				res.Findings = append(res.Findings, Finding{Kind: KindLonger, DLID: dlid, Dest: dest,
+					At: nodes[s].n, Port: portFor(nodes[s].tab, dlid), Routes: 1, Hops: int(hops[s]), MinHops: least})
+			}
+		}
+		// Findings of one LID in discovery order of the switch.
+		slices.SortStableFunc(res.Findings[first:], func(a, b Finding) int {
+			return a.At.Index - b.At.Index
+		})
+	}
+	return res
+}
+
+// step takes one step of a route at switch cn towards dlid. It returns
+// done=true with the hop count to the destination (>= 0) or -1 after
+// recording a finding; otherwise the index of the next switch.
+func step(cn *checkNode, dlid uint16, idx map[*model.Node]int32, res *CheckResult, dest *model.Port) (int32, bool) {
+	if cn.lo != 0 && dlid >= cn.lo && dlid <= cn.hi {
+		return 0, true
+	}
+	broken := func(kind string, err error, port uint8) (int32, bool) {
+		res.Findings = append(res.Findings, Finding{Kind: kind, DLID: dlid, Dest: dest, At: cn.n, Port: port, Err: err})
+		return -1, true
+	}
+	if cn.tab == nil {
+		return broken(KindNoTable, ErrNoTable, NoRoute)
+	}
+	out := portFor(cn.tab, dlid)
+	if out == NoRoute || out == 0 || int(out) > cn.n.NumPorts() {
+		return broken(KindBlackHole, ErrBlackHole, out)
+	}
+	pp := cn.n.Port(int(out))
+	if pp == nil || pp.Remote == nil {
+		return broken(KindDownPort, ErrDownPort, out)
+	}
+	r := pp.Remote
+	if !r.Node.IsSwitch() {
+		if owns(r, dlid) {
+			return 1, true
+		}
+		return broken(KindTransitCA, ErrTransitCA, out)
+	}
+	j, ok := idx[r.Node]
+	if !ok {
+		return broken(KindNoTable, ErrNoTable, out)
+	}
+	return j, false
+}
+
+// attachPoint returns the LID of the switch dest belongs to or hangs on
+// and the hops from dest to it (0 or 1), or -1 when there is none.
+func attachPoint(dest *model.Port, idx map[*model.Node]int32, nodes []checkNode) (uint16, int) {
+	if dest.Node != nil && dest.Node.IsSwitch() {
+		if i, ok := idx[dest.Node]; ok && nodes[i].lo != 0 {
+			return nodes[i].lo, 0
+		}
+		return 0, -1
+	}
+	if dest.Phys == nil || dest.Phys.Remote == nil || !dest.Phys.Remote.Node.IsSwitch() {
+		return 0, -1
+	}
+	i, ok := idx[dest.Phys.Remote.Node]
+	if !ok || nodes[i].lo == 0 {
+		return 0, -1
+	}
+	return nodes[i].lo, 1
+}
+
+func portFor(tab []byte, lid uint16) uint8 {
+	if int(lid) >= len(tab) {
+		return NoRoute
+	}
+	return tab[lid]
+}

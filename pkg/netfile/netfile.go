@@ -44,6 +44,7 @@ const (
 	Router NodeType = 3
 )
 
+// String returns the net-file keyword of the type: Ca, Switch or Rt.
 func (t NodeType) String() string {
 	switch t {
 	case CA:
@@ -136,6 +137,7 @@ type Pos struct {
 	Line int
 }
 
+// String formats p as file:line.
 func (p Pos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
 
 // ParseError is a problem in a net file.
@@ -145,6 +147,7 @@ type ParseError struct {
 	Msg  string
 }
 
+// Error formats e as "file:line: message".
 func (e *ParseError) Error() string {
 	if e.Line == 0 {
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)

@@ -14,10 +14,19 @@
 // takes ibsim's console commands for fault injection (Exec, or the typed
 // methods Unlink, ReLink, Link, SetErrorRate, SetNodeGUID, SetBaseLID).
 //
-// Memory is flat: one slice of nodes, one slice of ports indexed by the
-// node's base, LFTs and other tables allocated only when written. Gets run
-// under a read lock, so parallel discovery scales; Sets and faults take the
-// write lock.
+// Memory is flat: one slice of nodes (64 bytes each plus the id string),
+// one slice of ports (56 bytes each) indexed from the node's base, and
+// LFTs, MFTs, P_Key/SL2VL/VLArb tables and ExtPortInfo allocated only when
+// written; a generated 3-level fat tree with 62,208 hosts (64,656 nodes)
+// retains about 300 bytes per node. Gets run under a read lock, so
+// parallel discovery scales; Sets and faults take the write lock.
+//
+// Faults are per-port state consulted on the packet's path (drop rate,
+// optionally per attribute; link state), which leaves room for more kinds
+// later: a dead-node flag checked where the handler runs, an override of
+// the rendered NodeInfo, or a latency model applied in Exchange (per-hop
+// delay from the route length, per-SMA service time with a one-packet
+// VL15 buffer per node) without changing the routing code.
 //
 // Differences from ibsim, all deliberate: PerfMgt (class 0x04) is not
 // simulated (no answer); requests that no handler takes are not forwarded

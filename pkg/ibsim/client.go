@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	unix "syscall" // golang.org/x/sys v0.50.0 needs go 1.26 in go.mod; same API
+	"golang.org/x/sys/unix"
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"

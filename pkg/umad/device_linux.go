@@ -5,8 +5,8 @@ package umad
 import (
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"os"
-	"syscall"
 	"unsafe"
 
 	"github.com/ibfabric/ibdiag/pkg/transport"
@@ -30,7 +30,7 @@ func Open(fs *FS, ca string, port int) (*Device, error) {
 // OpenPath opens a umad device by path, e.g. "/dev/infiniband/umad0",
 // and registers the SMP agents.
 func OpenPath(path string) (*Device, error) {
-	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, openErr(path, err)
 	}
@@ -43,9 +43,9 @@ func OpenPath(path string) (*Device, error) {
 // openErr turns open(2) errors into the package's advice-carrying errors.
 func openErr(path string, err error) error {
 	switch {
-	case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
 		err = fmt.Errorf("%w (%w)", ErrPermission, err)
-	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENODEV) || errors.Is(err, syscall.ENXIO):
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.ENXIO):
 		err = fmt.Errorf("device node missing (%w): %w", err, ErrNoUmad)
 	}
 	return &transport.OpError{Op: "open", Source: path, Err: err}
@@ -58,13 +58,13 @@ func fileIoctl(f *os.File) ioctlFunc {
 		if err != nil {
 			return err
 		}
-		var errno syscall.Errno
+		var errno unix.Errno
 		cerr := rc.Control(func(fd uintptr) {
 			var p unsafe.Pointer
 			if len(arg) > 0 {
 				p = unsafe.Pointer(&arg[0])
 			}
-			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(req), uintptr(p))
+			_, _, errno = unix.Syscall(unix.SYS_IOCTL, fd, uintptr(req), uintptr(p))
 		})
 		if cerr != nil {
 			return cerr

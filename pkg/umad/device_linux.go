@@ -5,9 +5,10 @@ package umad
 import (
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"os"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )

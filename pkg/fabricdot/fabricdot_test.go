@@ -1,0 +1,73 @@
+package fabricdot
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/pkg/ibndcache"
+	"github.com/ibfabric/ibdiag/pkg/model"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// The testdata caches were written by ibnetdiscover 44.0 --cache on ibsim
+// 0.10 running ../../testdata/fabrics/{mixed,parallel,router}.net.
+func load(t testing.TB, name string) *model.Fabric {
+	t.Helper()
+	f, err := ibndcache.Load(filepath.Join("testdata", name+".cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"mixed", "parallel", "router"} {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			o := Options{}
+			if name == "mixed" {
+				o.Name = func(n *model.Node) string { return strings.ToUpper(n.Description()) + ` "q"` }
+			}
+			if err := Write(&b, load(t, name), o); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join("testdata", name+".dot")
+			if *update {
+				os.WriteFile(p, b.Bytes(), 0o644)
+			}
+			want, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatalf("%v (go test -update)", err)
+			}
+			if !bytes.Equal(b.Bytes(), want) {
+				t.Errorf("%s differs from golden (go test -update):\n%s", p, b.Bytes())
+			}
+		})
+	}
+}
+
+func TestParallelCollapsed(t *testing.T) {
+	var b bytes.Buffer
+	Write(&b, load(t, "parallel"), Options{})
+	s := b.String()
+	if n := strings.Count(s, `"S-0000000000200000" -- "S-0000000000200001"`) + strings.Count(s, `"S-0000000000200001" -- "S-0000000000200000"`); n != 1 {
+		t.Errorf("switch pair has %d edges, want 1 collapsed edge:\n%s", n, s)
+	}
+	if !strings.Contains(s, `label="3× 4xSDR"`) {
+		t.Errorf("no 3-link label:\n%s", s)
+	}
+	if !strings.Contains(s, "shape=box") || !strings.Contains(s, "shape=ellipse") {
+		t.Errorf("switches and CAs not styled apart:\n%s", s)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	if got := quote("a\"b\\c\nd"); got != `"a\"b\\c\nd"` {
+		t.Errorf("quote = %s", got)
+	}
+}

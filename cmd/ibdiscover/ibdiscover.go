@@ -15,7 +15,13 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/internal/progress"
+	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/fabricdot"
+	"github.com/ibfabric/ibdiag/pkg/fabricjson"
+	"github.com/ibfabric/ibdiag/pkg/ibndcache"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 )
@@ -41,6 +47,19 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.IntFlag{Name: "hops", Value: -1, Usage: "discover only nodes at most `N` hops from the start node (0..63)", DefaultText: "no limit"},
 		&cli.BoolFlag{Name: "no-mlnx-epi", Usage: "do not read the Mellanox ExtendedPortInfo (FDR10)"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop with an error beyond `N` nodes"},
+		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list CAs, switches and routers (ibnetdiscover -l)", Category: "Output"},
+		&cli.BoolFlag{Name: "Hca_list", Aliases: []string{"H"}, Usage: "list CAs only", Category: "Output"},
+		&cli.BoolFlag{Name: "Switch_list", Aliases: []string{"S"}, Usage: "list switches only", Category: "Output"},
+		&cli.BoolFlag{Name: "Router_list", Aliases: []string{"R"}, Usage: "list routers only", Category: "Output"},
+		&cli.BoolFlag{Name: "ports", Aliases: []string{"p"}, Usage: "ports report on stdout (ibnetdiscover -p)", Category: "Output"},
+		&cli.BoolFlag{Name: "grouping", Aliases: []string{"g"}, Usage: "group nodes into chassis by SystemImageGUID", Category: "Output"},
+		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when present)", Category: "Output"},
+		&cli.StringFlag{Name: "cache", Usage: "also write the fabric to `FILE` in ibnetdiscover's cache format", Category: "Output"},
+		&cli.StringFlag{Name: "load-cache", Usage: "read the fabric from ibnetdiscover cache `FILE` instead of discovering it", Category: "Output"},
+		&cli.StringFlag{Name: "diff", Usage: "print the differences from the fabric in ibnetdiscover cache `FILE`", Category: "Output"},
+		&cli.StringFlag{Name: "diffcheck", Usage: "what --diff compares: `KEYS` from sw,ca,router,port,lid,nodedesc", DefaultText: "sw,ca,router,port", Category: "Output"},
+		&cli.BoolFlag{Name: "json", Usage: "print the fabric as JSON (schema " + fabricjson.Schema + ")", Category: "Output"},
+		&cli.BoolFlag{Name: "dot", Usage: "print the fabric as a Graphviz graph", Category: "Output"},
 	}
 	flags = append(flags, attach.Flags(false)...)
 	return &cli.App{
@@ -76,7 +95,7 @@ func (e *exitError) Error() string {
 // run is the whole command: it returns the exit status.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(withArgs(ctx, args), args)
 	if err == nil {
 		return exitcode.OK
 	}
@@ -141,27 +160,56 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		cfg.MaxHops = h
 	}
 	output := c.Args().First()
-
-	fab, err := attach.Open(c.Context, s)
+	sel, err := selectOutput(c)
 	if err != nil {
-		var ue *attach.UsageError
-		if errors.As(err, &ue) {
-			return &exitError{exitcode.Usage, err}
-		}
-		return &exitError{exitcode.Fatal, err}
+		return err
 	}
-	defer fab.Close()
+	paint := termout.NewPainter(stderr)
 
-	prog := progress.New(stderr, c.Bool("show"))
-	cfg.Progress = prog.Node
-	cfg.Sent = prog.SMP
-	res, err := discover.Discover(c.Context, fab, cfg)
-	prog.Done()
+	names, err := nodenamemap.Open(c.String("node-name-map"))
 	if err != nil {
-		if c.Context.Err() != nil {
-			return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+		var w nodenamemap.Warner
+		if errors.As(err, &w) {
+			io.WriteString(stderr, paint.Warn(strings.TrimSuffix(w.Warning(), "\n"))+"\n")
+		} else {
+			fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover: node name map:"), err)
 		}
-		return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+		names = nil
+	}
+	namer := func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }
+
+	var old *model.Fabric
+	if f := c.String("diff"); f != "" {
+		if old, err = ibndcache.Load(f); err != nil {
+			return &exitError{exitcode.Usage, fmt.Errorf("--diff: %w", err)}
+		}
+	}
+
+	var res *discover.Result
+	if f := c.String("load-cache"); f != "" {
+		fab, err := ibndcache.Load(f)
+		if err != nil {
+			return &exitError{exitcode.Usage, fmt.Errorf("--load-cache: %w", err)}
+		}
+		res = &discover.Result{Fabric: fab, MaxHops: fab.MaxHops}
+	} else {
+		fab, err := attach.Open(c.Context, s)
+		if err != nil {
+			return &exitError{exitcode.Fatal, err}
+		}
+		defer fab.Close()
+
+		prog := progress.New(stderr, c.Bool("show"))
+		cfg.Progress = prog.Node
+		cfg.Sent = prog.SMP
+		res, err = discover.Discover(c.Context, fab, cfg)
+		prog.Done()
+		if err != nil {
+			if c.Context.Err() != nil {
+				return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+			}
+			return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+		}
 	}
 
 	opts := topology.Options{
@@ -170,9 +218,32 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		HopsDiscovered: res.MaxHops,
 		MADs:           res.SMPs,
 		Generated:      time.Now(),
+		Name:           namer,
+		Group:          c.Bool("grouping"),
 	}
-	write := func(w io.Writer) error { return topology.WriteTopology(w, res.Fabric, opts) }
-	if output != "" {
+	write := func(w io.Writer) error {
+		switch sel.kind {
+		case outList:
+			return topology.WriteList(w, res.Fabric, sel.list, namer)
+		case outDiff:
+			return topology.WriteDiff(w, old, res.Fabric, sel.diffKeys, namer)
+		case outJSON:
+			return fabricjson.Write(w, res.Fabric, fabricjson.Options{Name: namer, Summary: summary(res, c.String("load-cache"))})
+		case outDot:
+			return fabricdot.Write(w, res.Fabric, fabricdot.Options{Name: namer})
+		}
+		return topology.WriteTopology(w, res.Fabric, opts)
+	}
+	if sel.kind == outPorts {
+		// Like ibnetdiscover: the report goes to stdout and the
+		// topology file, if named, is created empty.
+		if output != "" {
+			if err := outfile.WriteFile(output, func(io.Writer) error { return nil }); err != nil {
+				return &exitError{exitcode.Fatal, err}
+			}
+		}
+		err = topology.WritePorts(stdout, res.Fabric, namer)
+	} else if output != "" {
 		err = outfile.WriteFile(output, write)
 	} else {
 		err = write(stdout)
@@ -180,17 +251,25 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &exitError{exitcode.Fatal, err}
 	}
-	return report(stderr, res)
+	if f := c.String("cache"); f != "" {
+		if res.Fabric.MaxHops == 0 {
+			res.Fabric.MaxHops = res.MaxHops // the header's "max hops discovered"
+		}
+		if err := outfile.WriteFile(f, func(w io.Writer) error { return ibndcache.Write(w, res.Fabric) }); err != nil {
+			return &exitError{exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err)}
+		}
+	}
+	return report(stderr, res, paint)
 }
 
 // report prints SMP errors and problems on stderr and chooses the exit
 // status.
-func report(stderr io.Writer, res *discover.Result) error {
+func report(stderr io.Writer, res *discover.Result, paint termout.Painter) error {
 	for _, e := range res.Errors {
-		fmt.Fprintf(stderr, "ibdiscover: SMP failed: %v\n", e)
+		fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover: SMP failed:"), e)
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintf(stderr, "ibdiscover: %v\n", p)
+		fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover:"), p)
 	}
 	switch {
 	case res.Interrupted:

@@ -162,4 +162,3 @@ func summary(res *discover.Result, loadedFrom string) fabricjson.Summary {
 	}
 	return s
 }
-

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+)
+
+// --- --check-routes ---
+
+type jsonCheck struct {
+	Summary  jsonSummary   `json:"summary"`
+	Findings []jsonFinding `json:"findings"`
+}
+
+type jsonSummary struct {
+	Clean         bool `json:"clean"`
+	Switches      int  `json:"switches"`
+	LIDs          int  `json:"lids"`
+	Routes        int  `json:"routes"`
+	Broken        int  `json:"broken_routes"`
+	Longer        int  `json:"longer_routes"`
+	BlackHoles    int  `json:"black_holes"`
+	DownPorts     int  `json:"down_ports"`
+	Loops         int  `json:"loops"`
+	NoTables      int  `json:"no_tables"`
+	TransitCAs    int  `json:"transit_cas"`
+	LFTReadErrors int  `json:"lft_read_errors"`
+}
+
+type jsonFinding struct {
+	Kind        string     `json:"kind"`
+	LID         uint16     `json:"lid"`
+	Destination jsonPort   `json:"destination"`
+	Switch      jsonPort   `json:"switch"`
+	Port        *int       `json:"port,omitempty"` // the switch's LFT entry for the LID
+	Cycle       []jsonPort `json:"cycle,omitempty"`
+	Routes      int        `json:"routes"`
+	Hops        int        `json:"hops,omitempty"`
+	MinHops     int        `json:"min_hops,omitempty"`
+	Message     string     `json:"message"`
+}
+
+// swText is `switch "sw1" (0x...)`.
+func (t *tool) swText(n *model.Node) string {
+	return fmt.Sprintf("switch %q (0x%016x)", t.name(n), n.GUID())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// message is a finding's text (without its kind).
+func (t *tool) message(fd *routing.Finding) string {
+	dest := t.describe(fd.Dest)
+	routes := plural(fd.Routes, "route", "routes")
+	switch fd.Kind {
+	case routing.KindBlackHole:
+		why := fmt.Sprintf("has no route (entry %d)", fd.Port)
+		switch {
+		case fd.Port == 0:
+			why = "routes it to port 0 (itself)"
+		case fd.Port != routing.NoRoute:
+			why = fmt.Sprintf("routes it to port %d of %d", fd.Port, fd.At.NumPorts())
+		}
+		return fmt.Sprintf("to %s: %s %s; %s end there", dest, t.swText(fd.At), why, routes)
+	case routing.KindDownPort:
+		return fmt.Sprintf("to %s: %s routes it to port %d, which has no link; %s end there", dest, t.swText(fd.At), fd.Port, routes)
+	case routing.KindTransitCA:
+		r := fd.At.Port(int(fd.Port)).Remote.Node
+		return fmt.Sprintf("to %s: %s routes it to port %d, to %s %q that does not own it; %s end there", dest, t.swText(fd.At), fd.Port, nodeType(r), t.name(r), routes)
+	case routing.KindNoTable:
+		return fmt.Sprintf("to %s: %s has no forwarding table read; %s stop there", dest, t.swText(fd.At), routes)
+	case routing.KindLoop:
+		var s []string
+		for _, c := range fd.Cycle {
+			s = append(s, fmt.Sprintf("%q", t.name(c)))
+		}
+		s = append(s, fmt.Sprintf("%q", t.name(fd.Cycle[0])))
+		return fmt.Sprintf("to %s: switches %s forward it in a circle; %s caught", dest, strings.Join(s, " -> "), routes)
+	case routing.KindLonger:
+		return fmt.Sprintf("to %s: from %s %d hops (first port %d), min-hop %d", dest, t.swText(fd.At), fd.Hops, fd.Port, fd.MinHops)
+	}
+	return fd.Kind
+}
+
+func (t *tool) checkRoutes(w io.Writer) error {
+	h := model.ComputeHops(t.f)
+	t.hopsNote(h)
+	tabs, err := routing.Read(t.ctx, t.q, t.f, t.settings.Outstanding)
+	if err != nil {
+		return err
+	}
+	readErrs := len(t.q.Errors())
+	if readErrs > 0 {
+		t.partial = true
+		for _, e := range t.q.Errors() {
+			t.note("LFT read failed: %v", e)
+		}
+	}
+	res := routing.Check(t.f, tabs, h)
+	if !res.Clean() {
+		t.problem = true
+	}
+	sum := jsonSummary{
+		Clean: res.Clean(), Switches: res.Switches, LIDs: res.LIDs, Routes: res.Routes,
+		Broken: res.Broken, Longer: res.Longer,
+		BlackHoles: res.Count(routing.KindBlackHole), DownPorts: res.Count(routing.KindDownPort),
+		Loops: res.Count(routing.KindLoop), NoTables: res.Count(routing.KindNoTable),
+		TransitCAs: res.Count(routing.KindTransitCA), LFTReadErrors: readErrs,
+	}
+	if t.json {
+		jc := jsonCheck{Summary: sum, Findings: []jsonFinding{}}
+		for i := range res.Findings {
+			fd := &res.Findings[i]
+			jf := jsonFinding{Kind: fd.Kind, LID: fd.DLID, Destination: t.jport(fd.Dest.Phys), Switch: t.nodePort(fd.At),
+				Routes: fd.Routes, Hops: fd.Hops, MinHops: fd.MinHops, Message: t.message(fd)}
+			if fd.Kind != routing.KindNoTable {
+				p := int(fd.Port)
+				jf.Port = &p
+			}
+			for _, c := range fd.Cycle {
+				jf.Cycle = append(jf.Cycle, t.nodePort(c))
+			}
+			jc.Findings = append(jc.Findings, jf)
+		}
+		return writeJSON(w, jc)
+	}
+	shown := map[string]int{}
+	for i := range res.Findings {
+		fd := &res.Findings[i]
+		shown[fd.Kind]++
+		if t.limit > 0 && shown[fd.Kind] > t.limit {
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s\n", fd.Kind, t.message(fd))
+	}
+	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindLonger} {
+		if t.limit > 0 && shown[k] > t.limit {
+			fmt.Fprintf(w, "%s: ... %d more not shown (--limit 0 shows all)\n", k, shown[k]-t.limit)
+		}
+	}
+	fmt.Fprintf(w, "Routes checked: %d (%s x %s)\n", res.Routes, plural(res.Switches, "switch", "switches"), plural(res.LIDs, "LID", "LIDs"))
+	fmt.Fprintf(w, "Broken routes: %d (black holes %d, down ports %d, loops %d, missing tables %d, through a CA %d)\n",
+		res.Broken, sum.BlackHoles, sum.DownPorts, sum.Loops, sum.NoTables, sum.TransitCAs)
+	fmt.Fprintf(w, "Longer than min-hop: %d\n", res.Longer)
+	if readErrs > 0 {
+		fmt.Fprintf(w, "LFT blocks not read: %d\n", readErrs)
+	}
+	status := "clean"
+	if !res.Clean() {
+		status = "PROBLEMS FOUND"
+	}
+	_, err = fmt.Fprintf(w, "Result: %s\n", status)
+	return err
+}
+
+// nodePort is a node's JSON port: a switch's port 0.
+func (t *tool) nodePort(n *model.Node) jsonPort {
+	if z := n.Port(0); z != nil {
+		return t.jport(z)
+	}
+	for _, pp := range n.Ports {
+		if pp != nil {
+			return t.jport(pp)
+		}
+	}
+	return jsonPort{Type: nodeType(n), Name: t.name(n), NodeGUID: hex16(n.GUID()), PortGUID: hex16(n.Info.PortGUID)}
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/outfile"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
+)
+
+const examples = `With no mode option, ibhops discovers the fabric and prints its LID hop
+   matrix exactly as OpenSM writes opensm-lid-matrix.dump: one block per
+   switch, in OpenSM's switch order (NodeGUID byte-reversed, ascending: the
+   order of OpenSM's switch map on x86), a row for every switch LID.
+   SRC, DST and SWITCH are a LID (decimal or 0x1f), a port or node GUID
+   (0x followed by more than 4 hex digits), or a node name (node name map)
+   or NodeDescription.
+
+EXAMPLES:
+   ibhops --sim testdata/fabrics/fattree2.net        the hop matrix of a simulated fat tree
+   ibhops --ibsim > lid-matrix.dump                  compare with OpenSM's opensm-lid-matrix.dump
+   ibhops H0 H7                                      least hops between two ports (names, LIDs or GUIDs)
+   ibhops --switch S0                                one switch's hops to every LID, with its neighbours
+   ibhops --trace 3 7                                the route from LID 3 to LID 7, as ibtracert prints it
+   ibhops --lft 0x0000000000200000                   one switch's forwarding table, as ibroute prints it
+   ibhops --check-routes                             follow every switch-to-LID route through the LFTs
+   ibhops --check-routes --json | jq .summary        the same, machine-readable
+
+EXIT STATUS:
+   0 done, nothing wrong; 1 fatal error; 2 bad arguments or input; 3 partial
+   result (SMPs failed); 4 a problem was found (--check-routes findings, a
+   broken --trace route, no path between SRC and DST); 130 interrupted.`
+
+// openFabric opens the transport; tests replace it to hand the tool a
+// simulator they changed.
+var openFabric = attach.Open
+
+// newApp builds the command; stdout and stderr are where it writes.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "switch", Usage: "print switch `SWITCH`'s hops to every LID and its neighbours as tables"},
+		&cli.BoolFlag{Name: "trace", Usage: "trace the route from SRC to DST through the forwarding tables (ibtracert's format)"},
+		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format)"},
+		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text (every mode)"},
+		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes, print at most `N` findings of each kind as text (0: all)"},
+		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when it exists)"},
+		&cli.StringFlag{Name: "output", Usage: "write the output to `FILE` (atomically) instead of stdout"},
+		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes"},
+	}
+	flags = append(flags, attach.Flags(true)...)
+	return &cli.App{
+		Name:                   "ibhops",
+		Usage:                  "LID hop matrix (opensm-lid-matrix.dump), least-hop queries, route traces and route checks",
+		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | --lft SWITCH | --trace SRC DST | --check-routes",
+		Description:            examples,
+		Flags:                  flags,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: true,
+		Action: func(c *cli.Context) error {
+			return hopsCmd(c, stdout, stderr)
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+// exitError carries an exit status out of the action.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+// run is the whole command: it returns the exit status.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitcode.OK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "ibhops: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "ibhops: %v\n", oneLine(err))
+	return exitcode.Usage
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func usageErr(input, msg string) error {
+	return &exitError{exitcode.Usage, &attach.UsageError{Input: input, Msg: msg}}
+}
+
+// mode is what one run does.
+type mode int
+
+const (
+	modeDump mode = iota
+	modeQuery
+	modeSwitch
+	modeTrace
+	modeLFT
+	modeCheck
+)
+
+// tool holds what every mode needs once the fabric is discovered.
+type tool struct {
+	ctx      context.Context
+	settings attach.Settings
+	fab      *attach.Fabric
+	res      *discover.Result
+	f        *model.Fabric
+	names    *nodenamemap.Map
+	json     bool
+	limit    int
+	q        *discover.Querier
+	// notes are printed on stderr after the output.
+	notes []string
+	// problem is set when the mode found something wrong (exit 4).
+	problem bool
+	// partial is set when SMPs after discovery failed (exit 3).
+	partial bool
+}
+
+func (t *tool) note(format string, a ...any) { t.notes = append(t.notes, fmt.Sprintf(format, a...)) }
+
+// name is the node's name: the node name map's, else its NodeDescription.
+func (t *tool) name(n *model.Node) string { return t.names.Name(n.GUID(), n.Description()) }
+
+func (t *tool) nameFunc() func(*model.Node) string {
+	if t.names.Len() == 0 {
+		return nil
+	}
+	return t.name
+}
+
+// resolve finds the logical port a user named; errors are usage errors
+// naming the input.
+func (t *tool) resolve(flag, spec string) (*model.Port, error) {
+	p, err := t.f.ResolvePort(spec, t.nameFunc())
+	if err != nil {
+		in := spec
+		if flag != "" {
+			in = flag + " " + spec
+		}
+		msg := err.Error()
+		if strings.HasPrefix(msg, strconv.Quote(strings.TrimSpace(spec))+": ") {
+			msg = msg[len(strconv.Quote(strings.TrimSpace(spec)))+2:]
+		}
+		return nil, usageErr(in, msg)
+	}
+	return p, nil
+}
+
+// resolveSwitch is resolve for a switch.
+func (t *tool) resolveSwitch(flag, spec string) (*model.Node, error) {
+	p, err := t.resolve(flag, spec)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Node.IsSwitch() {
+		return nil, usageErr(flag+" "+spec, fmt.Sprintf("%s %q is not a switch", nodeType(p.Node), t.name(p.Node)))
+	}
+	return p.Node, nil
+}
+
+// specLID returns the LID a SRC/DST spec names when it is a LID, else
+// the port's base LID.
+func specLID(spec string, p *model.Port) uint16 {
+	s := strings.TrimSpace(spec)
+	if v, err := strconv.ParseUint(s, 10, 16); err == nil {
+		return uint16(v)
+	}
+	if len(s) > 2 && len(s) <= 6 && (s[:2] == "0x" || s[:2] == "0X") {
+		if v, err := strconv.ParseUint(s[2:], 16, 16); err == nil {
+			return uint16(v)
+		}
+	}
+	return p.BaseLID()
+}
+
+func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
+	// Mode and arguments.
+	m := modeDump
+	set := []string{}
+	if c.IsSet("switch") {
+		m = modeSwitch
+		set = append(set, "--switch")
+	}
+	if c.Bool("trace") {
+		m = modeTrace
+		set = append(set, "--trace")
+	}
+	if c.IsSet("lft") {
+		m = modeLFT
+		set = append(set, "--lft")
+	}
+	if c.Bool("check-routes") {
+		m = modeCheck
+		set = append(set, "--check-routes")
+	}
+	if len(set) > 1 {
+		return usageErr(strings.Join(set, " and "), "choose one mode")
+	}
+	args := c.Args().Slice()
+	switch {
+	case m == modeDump && len(args) == 2:
+		m = modeQuery
+	case m == modeTrace && len(args) != 2:
+		return usageErr("--trace", "needs two arguments: SRC DST")
+	case m == modeDump && len(args) != 0:
+		return usageErr(strings.Join(args, " "), "give two ports (SRC DST) or none")
+	case m != modeTrace && m != modeDump && len(args) != 0:
+		return usageErr(strings.Join(args, " "), "no arguments with "+set[0])
+	}
+	if c.Int("limit") < 0 {
+		return usageErr("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")
+	}
+	s, err := attach.FromContext(c)
+	if err != nil {
+		return &exitError{exitcode.Usage, err}
+	}
+	cfg := discover.Config{
+		MaxHops:     -1,
+		Outstanding: s.Outstanding,
+		Timeout:     s.Timeout,
+		Retries:     s.Retries,
+		MaxNodes:    c.Int("max-nodes"),
+	}
+	if s.Retries == 0 {
+		cfg.Retries = -1
+	}
+	if cfg.MaxNodes <= 0 {
+		return usageErr("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
+	}
+
+	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit")}
+	names, err := nodenamemap.Open(c.String("node-name-map"))
+	if err != nil {
+		// As infiniband-diags: warn and go on without a map.
+		var pe *nodenamemap.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprint(stderr, pe.Warning())
+		} else {
+			fmt.Fprintf(stderr, "ibhops: node name map: %v\n", err)
+		}
+		names = nil
+	}
+	t.names = names
+
+	fab, err := openFabric(c.Context, s)
+	if err != nil {
+		var ue *attach.UsageError
+		if errors.As(err, &ue) {
+			return &exitError{exitcode.Usage, err}
+		}
+		return &exitError{exitcode.Fatal, err}
+	}
+	defer fab.Close()
+	t.fab = fab
+	res, err := discover.Discover(c.Context, fab, cfg)
+	if err != nil {
+		if c.Context.Err() != nil {
+			return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+		}
+		return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+	}
+	if res.Interrupted {
+		return &exitError{exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs)}
+	}
+	t.res = res
+	t.f = res.Fabric
+	t.q = &discover.Querier{Transport: fab, Timeout: s.Timeout, Retries: cfg.Retries}
+	if t.q.Retries < 0 {
+		t.q.Retries = 0
+	}
+
+	// Resolve the ports first: a bad name is a usage error, before any
+	// output.
+	var write func(io.Writer) error
+	switch m {
+	case modeDump:
+		write = t.dump
+	case modeQuery:
+		a, err := t.resolve("", args[0])
+		if err != nil {
+			return err
+		}
+		b, err := t.resolve("", args[1])
+		if err != nil {
+			return err
+		}
+		write = func(w io.Writer) error { return t.query(w, a, b) }
+	case modeSwitch:
+		sw, err := t.resolveSwitch("--switch", c.String("switch"))
+		if err != nil {
+			return err
+		}
+		write = func(w io.Writer) error { return t.switchTable(w, sw) }
+	case modeTrace:
+		a, err := t.resolve("--trace", args[0])
+		if err != nil {
+			return err
+		}
+		b, err := t.resolve("--trace", args[1])
+		if err != nil {
+			return err
+		}
+		write = func(w io.Writer) error { return t.trace(w, a, b, specLID(args[1], b)) }
+	case modeLFT:
+		sw, err := t.resolveSwitch("--lft", c.String("lft"))
+		if err != nil {
+			return err
+		}
+		write = func(w io.Writer) error { return t.lft(w, sw) }
+	case modeCheck:
+		write = t.checkRoutes
+	}
+	if out := c.String("output"); out != "" {
+		err = outfile.WriteFile(out, write)
+	} else {
+		err = write(stdout)
+	}
+	if err != nil {
+		if c.Context.Err() != nil {
+			return &exitError{exitcode.Interrupted, errors.New("interrupted")}
+		}
+		return &exitError{exitcode.Fatal, err}
+	}
+	return t.report(stderr)
+}
+
+// report prints discovery errors and notes on stderr and chooses the
+// exit status: a problem found (4) before a partial result (3).
+func (t *tool) report(stderr io.Writer) error {
+	res := t.res
+	for _, e := range res.Errors {
+		fmt.Fprintf(stderr, "ibhops: SMP failed: %v\n", e)
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintf(stderr, "ibhops: %v\n", p)
+	}
+	for _, n := range t.notes {
+		fmt.Fprintf(stderr, "ibhops: %s\n", n)
+	}
+	partial := res.Partial() || len(res.Problems) > 0 || t.partial
+	switch {
+	case t.problem && partial:
+		return &exitError{exitcode.Problem, errors.New("problems found (on a partial view of the fabric)")}
+	case t.problem:
+		return &exitError{exitcode.Problem, nil}
+	case res.Err != nil:
+		return &exitError{exitcode.Partial, fmt.Errorf("partial result: %v", res.Err)}
+	case partial:
+		return &exitError{exitcode.Partial, fmt.Errorf("partial result: %d SMPs failed, %d problems in discovery", len(res.Errors)+len(t.q.Errors()), len(res.Problems))}
+	}
+	return nil
+}

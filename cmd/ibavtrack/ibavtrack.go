@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+)
+
+const examples = `EXAMPLES:
+   ibavtrack links --sim testdata/fabrics/mixed.net          link MTU / VL / width / speed table
+   ibavtrack links --check                                   exit 4 when a link runs below what it could
+   ibavtrack path 3 7                                        the AV from LID 3 to LID 7 (path MTU, static rate)
+   ibavtrack path "hostA mlx5_0" 0x0011750000000e01 --json   by node name and port GUID, as JSON
+   ibavtrack watch 7 12 --interval 5s                        report every AV change toward LIDs 7 and 12
+
+EXIT STATUS:
+   0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part
+   of the fabric did not answer); 4 links --check found a mismatch, or path
+   found no route; 130 interrupted.`
+
+// openFabric opens the transport; tests replace it to keep a handle on
+// the embedded simulator.
+var openFabric = attach.Open
+
+// newApp builds the command; stdout and stderr are where it writes.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:            "ibavtrack",
+		Usage:           "check link MTU/VL settings, compute path address vectors and watch them change",
+		UsageText:       "ibavtrack links|path|watch [options] [arguments]",
+		Description:     examples,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			linksCommand(stdout, stderr),
+			pathCommand(stdout, stderr),
+			watchCommand(stdout, stderr),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr(c.Args().First(), "unknown command (want links, path or watch)")
+			}
+			return usageErr("ibavtrack", "a command is required: links, path or watch")
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+// commonFlags are the discovery flags every subcommand takes.
+func commonFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop with an error beyond `N` nodes"},
+	}, attach.Flags(true)...)
+}
+
+// exitError carries an exit status out of an action.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+// run is the whole command: it returns the exit status.
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	err := newApp(stdout, stderr).RunContext(ctx, args)
+	if err == nil {
+		return exitcode.OK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "ibavtrack: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "ibavtrack: %v\n", oneLine(err))
+	return exitcode.Usage
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+func usageErr(input, msg string) error {
+	return &exitError{exitcode.Usage, &attach.UsageError{Input: input, Msg: msg}}
+}
+
+// session is an open fabric and what one sweep found on it.
+type session struct {
+	fab      *attach.Fabric
+	settings attach.Settings
+	cfg      discover.Config
+	workers  int
+
+	res    *discover.Result
+	tables *routing.Tables
+	// lftErrors counts LFT blocks that could not be read.
+	lftErrors int
+}
+
+// openSession checks the shared flags and opens the transport.
+func openSession(c *cli.Context) (*session, error) {
+	s, err := attach.FromContext(c)
+	if err != nil {
+		return nil, &exitError{exitcode.Usage, err}
+	}
+	cfg := discover.Config{
+		MaxHops:     -1,
+		Outstanding: s.Outstanding,
+		Timeout:     s.Timeout,
+		Retries:     s.Retries,
+		MaxNodes:    c.Int("max-nodes"),
+	}
+	if s.Retries == 0 {
+		cfg.Retries = -1
+	}
+	if cfg.MaxNodes <= 0 {
+		return nil, usageErr(fmt.Sprintf("--max-nodes %d", cfg.MaxNodes), "must be positive")
+	}
+	fab, err := openFabric(c.Context, s)
+	if err != nil {
+		var ue *attach.UsageError
+		if errors.As(err, &ue) {
+			return nil, &exitError{exitcode.Usage, err}
+		}
+		return nil, &exitError{exitcode.Fatal, err}
+	}
+	return &session{fab: fab, settings: s, cfg: cfg, workers: s.Outstanding}, nil
+}
+
+func (s *session) Close() error { return s.fab.Close() }
+
+// sweep discovers the fabric and, with lfts, reads the forwarding tables.
+func (s *session) sweep(ctx context.Context, lfts bool) error {
+	res, err := discover.Discover(ctx, s.fab, s.cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+		}
+		return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+	}
+	s.res, s.tables, s.lftErrors = res, nil, 0
+	if res.Interrupted {
+		return &exitError{exitcode.Interrupted, errors.New("interrupted during discovery")}
+	}
+	if !lfts {
+		return nil
+	}
+	q := &discover.Querier{Transport: s.fab, Timeout: s.cfg.Timeout, Retries: max(s.cfg.Retries, 0)}
+	t, err := routing.Read(ctx, q, res.Fabric, s.workers)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{exitcode.Interrupted, errors.New("interrupted while reading forwarding tables")}
+		}
+		return &exitError{exitcode.Fatal, fmt.Errorf("reading forwarding tables: %w", err)}
+	}
+	s.tables, s.lftErrors = t, len(q.Errors())
+	return nil
+}
+
+// partial reports on stderr what the last sweep missed and returns
+// whether anything was missed.
+func (s *session) partial(stderr io.Writer) bool {
+	r := s.res
+	for _, e := range r.Errors {
+		fmt.Fprintf(stderr, "ibavtrack: SMP failed: %v\n", e)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(stderr, "ibavtrack: %v\n", p)
+	}
+	if s.lftErrors > 0 {
+		fmt.Fprintf(stderr, "ibavtrack: %d forwarding table blocks could not be read\n", s.lftErrors)
+	}
+	return r.Partial() || len(r.Problems) > 0 || s.lftErrors > 0
+}
+
+// resolve finds a port the user names (LID, GUID or node name).
+func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
+	p, err := f.ResolvePort(spec, nil)
+	if err != nil {
+		return nil, usageErr(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
+	}
+	return p, nil
+}
+
+// localPort is the logical port the tool is attached at.
+func localPort(f *model.Fabric) *model.Port {
+	n := f.From
+	if n == nil {
+		return nil
+	}
+	num := int(f.FromPort)
+	if n.IsSwitch() {
+		num = 0
+	}
+	if pp := n.Port(num); pp != nil {
+		if p := f.PortByGUID(pp.GUID); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeJSONCompact writes v as one line of JSON.
+func writeJSONCompact(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+func linksCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "links",
+		Usage:     "one row per link: MTU and VL capabilities, OpenSM's computed values, what runs now, width and speed",
+		UsageText: "ibavtrack links [--check] [--json] [--max-op-vls N] [fabric options]",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "check", Usage: "exit 4 when any link is marked"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of the table"},
+			&cli.IntFlag{Name: "max-op-vls", Value: int(model.DefaultMaxOpVLs), Usage: "OpenSM's max_op_vls option `CODE` (1 VL0 .. 5 VL0-14)"},
+		}, commonFlags()...),
+		Action: func(c *cli.Context) error { return linksCmd(c, stdout, stderr) },
+	}
+}
+
+func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
+	if c.NArg() > 0 {
+		return usageErr(c.Args().First(), "links takes no arguments")
+	}
+	maxVLs := c.Int("max-op-vls")
+	if maxVLs < 1 || maxVLs > 5 {
+		return usageErr("--max-op-vls "+strconv.Itoa(maxVLs), "must be 1..5 (VL0 .. VL0-14)")
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.sweep(c.Context, false); err != nil {
+		return err
+	}
+	links := pathav.CheckLinks(s.res.Fabric, uint8(maxVLs))
+	if c.Bool("json") {
+		err = writeJSON(stdout, linksJSON(links))
+	} else {
+		err = writeLinksTable(stdout, links)
+	}
+	if err != nil {
+		return &exitError{exitcode.Fatal, err}
+	}
+	partial := s.partial(stderr)
+	bad := 0
+	for i := range links {
+		if links[i].Mismatch() {
+			bad++
+		}
+	}
+	switch {
+	case c.Bool("check") && bad > 0:
+		return &exitError{exitcode.Problem, fmt.Errorf("%d of %d links marked", bad, len(links))}
+	case partial:
+		return &exitError{exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed", len(s.res.Errors))}
+	}
+	return nil
+}
+
+// linkHeader are the columns of the links table.
+var linkHeader = []string{"", "Node A", "Port", "LID", "Node B", "Port", "LID",
+	"MTUCap A/B", "Link MTU", "NbrMTU A/B", "VLCap A/B", "OpVLs", "OpVLs A/B",
+	"Width", "Sup", "Speed", "Sup"}
+
+func slash(a, b string) string { return a + "/" + b }
+
+// linkRow is the table row of one link (without marking).
+func linkRow(l *pathav.Link) []string {
+	a, b := l.A, l.B
+	row := []string{"", a.Node.Description(), strconv.Itoa(int(a.Num)), lidText(a),
+		b.Node.Description(), strconv.Itoa(int(b.Num)), lidText(b)}
+	if !a.HasInfo || !b.HasInfo {
+		for len(row) < len(linkHeader) {
+			row = append(row, "?")
+		}
+		return row
+	}
+	ai, bi := &a.Info, &b.Info
+	return append(row,
+		slash(smp.MTUText(ai.MTUCap), smp.MTUText(bi.MTUCap)),
+		smp.MTUText(l.MTUA.Value),
+		slash(smp.MTUText(ai.NeighborMTU), smp.MTUText(bi.NeighborMTU)),
+		slash(smp.VLCapText(ai.VLCap), smp.VLCapText(bi.VLCap)),
+		smp.VLCapText(l.VLsA.Value),
+		slash(smp.OperVLsText(ai.OperationalVLs), smp.OperVLsText(bi.OperationalVLs)),
+		smp.WidthToken(l.Width), smp.WidthToken(l.SupportedWidth),
+		l.Speed.String(), l.SupportedSpeed.String(),
+	)
+}
+
+func lidText(p *model.PhysPort) string {
+	if l := p.BaseLID(); l != 0 {
+		return strconv.Itoa(int(l))
+	}
+	return "-"
+}
+
+// writeLinksTable prints the table, marks links with problems (colour on
+// a terminal) and lists the reasons after it.
+func writeLinksTable(w io.Writer, links []pathav.Link) error {
+	paint := termout.NewPainter(w)
+	rows := make([][]string, len(links))
+	var reasons []string
+	for i := range links {
+		l := &links[i]
+		row := linkRow(l)
+		if l.Mismatch() {
+			row[0] = "*"
+			for j := range row {
+				row[j] = paint.Bad(row[j])
+			}
+			for _, p := range l.Problems {
+				reasons = append(reasons, fmt.Sprintf("%s[%d] - %s[%d]: %s",
+					l.A.Node.Description(), l.A.Num, l.B.Node.Description(), l.B.Num, p))
+			}
+		}
+		rows[i] = row
+	}
+	if err := termout.Table(w, linkHeader, rows); err != nil {
+		return err
+	}
+	marked := 0
+	for i := range links {
+		if links[i].Mismatch() {
+			marked++
+		}
+	}
+	if marked == 0 {
+		_, err := fmt.Fprintf(w, "%d links, none marked\n", len(links))
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "%d links, %s:\n", len(links), paint.Bad(fmt.Sprintf("%d marked", marked))); err != nil {
+		return err
+	}
+	for _, r := range reasons {
+		if _, err := fmt.Fprintf(w, "  %s\n", r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// JSON forms.
+
+type endJSON struct {
+	Node        string `json:"node"`
+	NodeGUID    string `json:"node_guid"`
+	PortGUID    string `json:"port_guid"`
+	Port        int    `json:"port"`
+	LID         uint16 `json:"lid"`
+	MTUCap      int    `json:"mtu_cap"`
+	NeighborMTU int    `json:"neighbor_mtu"`
+	VLCap       uint8  `json:"vl_cap"`
+	OpVLs       uint8  `json:"op_vls"`
+	LinkMTU     int    `json:"link_mtu"`
+	LinkOpVLs   uint8  `json:"link_op_vls"`
+}
+
+type problemJSON struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+type linkJSON struct {
+	A              endJSON       `json:"a"`
+	B              endJSON       `json:"b"`
+	LinkMTU        int           `json:"link_mtu"`
+	OpVLs          uint8         `json:"op_vls"`
+	Width          string        `json:"width"`
+	SupportedWidth string        `json:"supported_width"`
+	EnabledWidth   string        `json:"enabled_width"`
+	Speed          string        `json:"speed"`
+	SupportedSpeed string        `json:"supported_speed"`
+	EnabledSpeed   string        `json:"enabled_speed"`
+	Mismatch       bool          `json:"mismatch"`
+	Problems       []problemJSON `json:"problems"`
+}
+
+func endOf(p *model.PhysPort, mtu, vls model.LinkCalc) endJSON {
+	return endJSON{
+		Node:        p.Node.Description(),
+		NodeGUID:    fmt.Sprintf("0x%016x", p.Node.GUID()),
+		PortGUID:    fmt.Sprintf("0x%016x", p.GUID),
+		Port:        int(p.Num),
+		LID:         p.BaseLID(),
+		MTUCap:      smp.MTUBytes(p.Info.MTUCap),
+		NeighborMTU: smp.MTUBytes(p.Info.NeighborMTU),
+		VLCap:       p.Info.VLCap,
+		OpVLs:       p.Info.OperationalVLs,
+		LinkMTU:     smp.MTUBytes(mtu.Value),
+		LinkOpVLs:   vls.Value,
+	}
+}
+
+func linksJSON(links []pathav.Link) any {
+	out := struct {
+		Links    []linkJSON `json:"links"`
+		Mismatch int        `json:"mismatches"`
+	}{Links: make([]linkJSON, 0, len(links))}
+	for i := range links {
+		l := &links[i]
+		j := linkJSON{
+			A: endOf(l.A, l.MTUA, l.VLsA), B: endOf(l.B, l.MTUB, l.VLsB),
+			LinkMTU: smp.MTUBytes(l.MTUA.Value), OpVLs: l.VLsA.Value,
+			Width: smp.WidthToken(l.Width), SupportedWidth: smp.WidthToken(l.SupportedWidth), EnabledWidth: smp.WidthToken(l.EnabledWidth),
+			Speed: l.Speed.String(), SupportedSpeed: l.SupportedSpeed.String(), EnabledSpeed: l.EnabledSpeed.String(),
+			Mismatch: l.Mismatch(), Problems: []problemJSON{},
+		}
+		for _, p := range l.Problems {
+			j.Problems = append(j.Problems, problemJSON{string(p.Kind), p.Msg})
+		}
+		if l.Mismatch() {
+			out.Mismatch++
+		}
+		out.Links = append(out.Links, j)
+	}
+	return out
+}

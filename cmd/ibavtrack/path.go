@@ -1,0 +1,164 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+func pathCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "path",
+		Usage:     "follow the forwarding tables from SRC to DST and print the address vector (path MTU, static rate, hops)",
+		UsageText: "ibavtrack path [--json] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		}, commonFlags()...),
+		Action: func(c *cli.Context) error { return pathCmd(c, stdout, stderr) },
+	}
+}
+
+func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
+	if c.NArg() != 2 {
+		return usageErr(strings.Join(c.Args().Slice(), " "), "path needs SRC and DST")
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.sweep(c.Context, true); err != nil {
+		return err
+	}
+	f := s.res.Fabric
+	src, err := resolve(f, "SRC", c.Args().Get(0))
+	if err != nil {
+		return err
+	}
+	dst, err := resolve(f, "DST", c.Args().Get(1))
+	if err != nil {
+		return err
+	}
+	p, err := pathav.Resolve(f, s.tables, src, dst)
+	partial := s.partial(stderr)
+	if err != nil {
+		var re *routing.RouteError
+		if errors.As(err, &re) {
+			return &exitError{exitcode.Problem, fmt.Errorf("no path from %s to %s: %v", c.Args().Get(0), c.Args().Get(1), err)}
+		}
+		return &exitError{exitcode.Problem, fmt.Errorf("%s to %s: %v", c.Args().Get(0), c.Args().Get(1), err)}
+	}
+	if c.Bool("json") {
+		err = writeJSON(stdout, pathJSONOf(p))
+	} else {
+		err = writePath(stdout, p)
+	}
+	if err != nil {
+		return &exitError{exitcode.Fatal, err}
+	}
+	if partial {
+		return &exitError{exitcode.Partial, errors.New("partial result printed: part of the fabric did not answer")}
+	}
+	return nil
+}
+
+func portLabel(p *model.Port) string {
+	return fmt.Sprintf("%q[%d] (LID %d, port GUID 0x%016x)", p.Node.Description(), p.Phys.Num, p.BaseLID(), p.GUID)
+}
+
+// writePath prints the AV and the per-port table.
+func writePath(w io.Writer, p *pathav.Path) error {
+	paint := termout.NewPainter(w)
+	av := &p.AV
+	fmt.Fprintf(w, "From %s\nTo   %s\n", portLabel(p.Src), portLabel(p.Dst))
+	fmt.Fprintf(w, "  DLID %d  SLID %d  SL %d\n", av.DLID, av.SLID, av.SL)
+	fmt.Fprintf(w, "  MTU  %s (code %d), set by %s\n", smp.MTUText(av.MTU), av.MTU, av.MTULimit)
+	fmt.Fprintf(w, "  Rate %s Gb/s (code %d), set by %s\n", pathav.GbpsText(av.Rate), av.Rate, av.RateLimit)
+	fmt.Fprintf(w, "  Hops %d\n", av.HopCount)
+	header := []string{"Hop", "Node", "Port", "Role", "LID", "MTUCap", "Width", "Speed", "Rate", "Sets"}
+	rows := make([][]string, 0, len(p.Ports))
+	for _, pp := range p.Ports {
+		hop := "-"
+		if pp.Hop >= 0 {
+			hop = strconv.Itoa(pp.Hop + 1)
+		}
+		var sets []string
+		if pp.SetsMTU {
+			sets = append(sets, "MTU")
+		}
+		if pp.SetsRate {
+			sets = append(sets, "rate")
+		}
+		mark := strings.Join(sets, ", ")
+		row := []string{hop, pp.Port.Node.Description(), strconv.Itoa(int(pp.Port.Num)), pp.Role.String(),
+			lidText(pp.Port), smp.MTUText(pp.MTUCap), smp.WidthToken(pp.Port.Info.LinkWidthActive),
+			pathav.ActiveSpeed(pp.Port).String(), pathav.GbpsText(pp.Rate) + " Gb/s", paint.Warn(mark)}
+		rows = append(rows, row)
+	}
+	return termout.Table(w, header, rows)
+}
+
+type pathPortJSON struct {
+	Hop      int    `json:"hop"`
+	Node     string `json:"node"`
+	NodeGUID string `json:"node_guid"`
+	Port     int    `json:"port"`
+	Role     string `json:"role"`
+	LID      uint16 `json:"lid"`
+	MTUCap   int    `json:"mtu_cap"`
+	Width    string `json:"width"`
+	Speed    string `json:"speed"`
+	Rate     uint8  `json:"rate"`
+	RateGbps string `json:"rate_gbps"`
+	SetsMTU  bool   `json:"sets_mtu"`
+	SetsRate bool   `json:"sets_rate"`
+}
+
+type avJSON struct {
+	DLID      uint16 `json:"dlid"`
+	SLID      uint16 `json:"slid"`
+	SL        uint8  `json:"sl"`
+	MTU       uint8  `json:"mtu"`
+	MTUBytes  int    `json:"mtu_bytes"`
+	Rate      uint8  `json:"rate"`
+	RateGbps  string `json:"rate_gbps"`
+	Hops      uint8  `json:"hops"`
+	MTULimit  string `json:"mtu_limit"`
+	RateLimit string `json:"rate_limit"`
+}
+
+func avJSONOf(av *model.AV) avJSON {
+	return avJSON{DLID: av.DLID, SLID: av.SLID, SL: av.SL, MTU: av.MTU, MTUBytes: smp.MTUBytes(av.MTU),
+		Rate: av.Rate, RateGbps: pathav.GbpsText(av.Rate), Hops: av.HopCount,
+		MTULimit: av.MTULimit, RateLimit: av.RateLimit}
+}
+
+func pathJSONOf(p *pathav.Path) any {
+	out := struct {
+		Src   string         `json:"src"`
+		Dst   string         `json:"dst"`
+		AV    avJSON         `json:"av"`
+		Ports []pathPortJSON `json:"ports"`
+	}{Src: fmt.Sprintf("0x%016x", p.Src.GUID), Dst: fmt.Sprintf("0x%016x", p.Dst.GUID), AV: avJSONOf(&p.AV)}
+	for _, pp := range p.Ports {
+		out.Ports = append(out.Ports, pathPortJSON{
+			Hop: pp.Hop + 1, Node: pp.Port.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", pp.Port.Node.GUID()),
+			Port: int(pp.Port.Num), Role: pp.Role.String(), LID: pp.Port.BaseLID(),
+			MTUCap: smp.MTUBytes(pp.MTUCap), Width: smp.WidthToken(pp.Port.Info.LinkWidthActive),
+			Speed: pathav.ActiveSpeed(pp.Port).String(), Rate: pp.Rate, RateGbps: pathav.GbpsText(pp.Rate),
+			SetsMTU: pp.SetsMTU, SetsRate: pp.SetsRate,
+		})
+	}
+	return out
+}

@@ -362,8 +362,7 @@ func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path sm
 	}
 	if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
 		if err := e.q.Get(ctx, path, smp.AttrMlnxExtPortInfo, uint32(num), buf[:]); err == nil {
-			copy(pp.ExtInfo[:], buf[:])
-			pp.HasExtInfo = true
+			pp.SetExtInfo(buf[:])
 		} else if IsStop(err) {
 			return err
 		}

@@ -76,20 +76,26 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		init bool
 		d    int
 	}
-	created := make(map[*model.Node]bool, len(f.Nodes))
-	depth := make(map[*model.Node]int, len(f.Nodes))
+	// Per-node state, indexed by the node's Index (its position in
+	// f.Nodes before the reordering).
+	for i, n := range f.Nodes {
+		n.Index = i
+	}
+	created := make([]bool, len(f.Nodes))
+	depth := make([]int32, len(f.Nodes))
+	entry := make([]uint8, len(f.Nodes))
 	maxHops := int(f.From.Path.Len())
-	entry := make(map[*model.Node]uint8, len(f.Nodes))
 	order := make([]*model.Node, 0, len(f.Nodes))
-	queue := []item{{k: kNodeInfo, init: true}}
+	queue := make([]item, 0, 1024)
+	queue = append(queue, item{k: kNodeInfo, init: true})
 	explore := func(n *model.Node, pp *model.PhysPort) {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 			return
 		}
-		if (n.IsSwitch() && pp.Num != entry[n]) || (n == f.From && pp.Num == f.FromPort) {
-			d := depth[n] + 1
+		if (n.IsSwitch() && pp.Num != entry[n.Index]) || (n == f.From && pp.Num == f.FromPort) {
+			d := int(depth[n.Index]) + 1
 			if n == f.From && !n.IsSwitch() && d > 1 {
-				d = depth[n] - 1 // retracted from a CA start node
+				d = int(depth[n.Index]) - 1 // retracted from a CA start node
 				if d+2 > maxHops {
 					maxHops = d + 2
 				}
@@ -101,9 +107,14 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		}
 	}
 	smps := 0
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
+	for head := 0; head < len(queue); head++ {
+		it := queue[head]
+		if head >= 4096 && head*2 >= len(queue) {
+			// drop the consumed front so the queue does not grow forever
+			queue = append(queue[:0], queue[head:]...)
+			head = 0
+			it = queue[0]
+		}
 		smps++
 		switch it.k {
 		case kNodeInfo:
@@ -118,10 +129,10 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 				}
 				n, q = it.via.Remote.Node, it.via.Remote.Num
 			}
-			if !created[n] {
-				created[n] = true
-				entry[n] = q
-				depth[n] = it.d
+			if !created[n.Index] {
+				created[n.Index] = true
+				entry[n.Index] = q
+				depth[n.Index] = int32(it.d)
 				order = append(order, n)
 				smps++ // NodeDescription
 				if n.IsSwitch() {
@@ -155,7 +166,7 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 	}
 	if len(order) < len(f.Nodes) {
 		for _, n := range f.Nodes {
-			if !created[n] {
+			if !created[n.Index] {
 				order = append(order, n)
 			}
 		}

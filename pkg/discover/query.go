@@ -99,7 +99,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	var resp [smp.MADSize]byte
+	resp := &w.Resp
 	var err error
 	for attempt := 0; attempt <= q.Retries; attempt++ {
 		if ctx.Err() != nil {
@@ -130,17 +130,22 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	if err != nil {
 		return q.fail(path, attr, mod, err)
 	}
-	var r smp.MAD
-	if err := r.UnmarshalBinary(resp[:]); err != nil {
-		return q.fail(path, attr, mod, fmt.Errorf("bad response: %w", err))
+	// The header fields are checked in place: no need to decode the
+	// whole MAD (paths included) to read its data.
+	if resp[0] != 1 || (resp[1] != smp.ClassDirectRoute && resp[1] != smp.ClassLIDRouted) {
+		return q.fail(path, attr, mod, fmt.Errorf("bad response: not an SMP (version %d class 0x%x)", resp[0], resp[1]))
 	}
-	if r.AttrID != attr || !r.IsResponse() {
-		return q.fail(path, attr, mod, fmt.Errorf("response for attribute 0x%x method 0x%x", r.AttrID, r.Method))
+	if rattr := uint16(resp[16])<<8 | uint16(resp[17]); rattr != attr || resp[3]&smp.MethodResponseFlag == 0 {
+		return q.fail(path, attr, mod, fmt.Errorf("response for attribute 0x%x method 0x%x", rattr, resp[3]))
 	}
-	if st := r.StatusCode(); st != 0 {
+	st := uint16(resp[4])<<8 | uint16(resp[5])
+	if resp[1] == smp.ClassDirectRoute {
+		st &^= smp.StatusDirection
+	}
+	if st != 0 {
 		return q.fail(path, attr, mod, &smp.StatusError{Status: st})
 	}
-	copy(out, r.Data[:])
+	copy(out, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
 	return nil
 }
 

@@ -120,8 +120,9 @@ type PhysPort struct {
 	RawInfo [smp.DataSize]byte // PortInfo as received
 	HasInfo bool
 
-	// ExtInfo is the Mellanox ExtendedPortInfo (0xFF90), when read.
-	ExtInfo    [smp.DataSize]byte
+	// ExtInfo is the Mellanox ExtendedPortInfo (0xFF90), when read
+	// (HasExtInfo); most ports have none, so it is kept apart.
+	ExtInfo    *[smp.DataSize]byte
 	HasExtInfo bool
 
 	// Remote is the peer port at the other end of the link, or nil.
@@ -130,11 +131,6 @@ type PhysPort struct {
 	Healthy bool
 	// Path is the directed route to the node through this port.
 	Path smp.DRPath
-
-	// Optional tables, read on request.
-	PKeys []uint16
-	SL2VL []byte // 16 entries, SL → VL
-	VLArb []byte // raw VLArbitration blocks
 }
 
 // Link connects p and q both ways, first breaking any link either had.
@@ -209,7 +205,18 @@ func (p *PhysPort) CapInfo() *smp.PortInfo {
 }
 
 // FDR10 reports whether the Mellanox ExtendedPortInfo says the link runs FDR10.
-func (p *PhysPort) FDR10() bool { return p.HasExtInfo && p.ExtInfo[15]&smp.MlnxSpeedFDR10 != 0 }
+func (p *PhysPort) FDR10() bool {
+	return p.HasExtInfo && p.ExtInfo != nil && p.ExtInfo[15]&smp.MlnxSpeedFDR10 != 0
+}
+
+// SetExtInfo stores a Mellanox ExtendedPortInfo.
+func (p *PhysPort) SetExtInfo(raw []byte) {
+	if p.ExtInfo == nil {
+		p.ExtInfo = new([smp.DataSize]byte)
+	}
+	copy(p.ExtInfo[:], raw)
+	p.HasExtInfo = true
+}
 
 func (p *PhysPort) String() string {
 	return fmt.Sprintf("0x%016x[%d]", p.Node.GUID(), p.Num)

@@ -20,8 +20,9 @@ var (
 // MADWrapper is a 256-byte MAD buffer with the metadata of one request in
 // flight (osm_madw_t).
 type MADWrapper struct {
-	// Buf is the wire MAD.
-	Buf [smp.MADSize]byte
+	// Buf is the wire MAD; Resp receives the response.
+	Buf  [smp.MADSize]byte
+	Resp [smp.MADSize]byte
 	// DLID is the destination LID (smp.PermissiveLID for directed route).
 	DLID uint16
 	// Path is the directed route, for directed-route SMPs.
@@ -83,6 +84,7 @@ func (p *MADPool) Outstanding() int { return int(p.out.Load()) }
 
 func (w *MADWrapper) reset() {
 	w.Buf = [smp.MADSize]byte{}
+	w.Resp = [smp.MADSize]byte{}
 	w.DLID, w.Path, w.Attr, w.AttrMod = 0, smp.DRPath{}, 0, 0
 	w.Sent, w.Retries, w.Context = time.Time{}, 0, nil
 }

@@ -32,6 +32,14 @@ const examples = `EXAMPLES:
    ibdiscover -hops 2 -from 0,1,3                  only the nodes within 2 hops of the node at DR path 0,1,3
    ibdiscover --ibsim -o 16 topo.txt               through a running ibsim, 16 SMPs on the wire, into topo.txt
    ibdiscover --sim fattree:levels=2,radix=8 -s    a generated fat tree, with progress lines on stderr
+   ibdiscover -l --node-name-map names.map         list CAs, switches and routers by their mapped names
+   ibdiscover -p | grep -v ' - '                   ports with no neighbour (ibnetdiscover's ports report)
+   ibdiscover --cache today.cache                  discover and keep an ibnetdiscover-compatible cache
+   ibdiscover --diff yesterday.cache               what changed since yesterday.cache was written
+   ibdiscover --load-cache today.cache --json | jq '.nodes[] | select(.type=="switch") | .name'
+                                                   switch names from a cache, no fabric needed
+   ibdiscover --load-cache today.cache --dot | dot -Tsvg > fabric.svg
+                                                   draw the fabric with Graphviz
 
 EXIT STATUS:
    0 complete; 1 fatal error; 2 bad arguments or input; 3 partial result

@@ -60,6 +60,10 @@ func plural(n int, one, many string) string {
 func (t *tool) message(fd *routing.Finding) string {
 	dest := t.describe(fd.Dest)
 	routes := plural(fd.Routes, "route", "routes")
+	end, stop := "end", "stop"
+	if fd.Routes == 1 {
+		end, stop = "ends", "stops"
+	}
 	switch fd.Kind {
 	case routing.KindBlackHole:
 		why := fmt.Sprintf("has no route (entry %d)", fd.Port)
@@ -69,14 +73,14 @@ func (t *tool) message(fd *routing.Finding) string {
 		case fd.Port != routing.NoRoute:
 			why = fmt.Sprintf("routes it to port %d of %d", fd.Port, fd.At.NumPorts())
 		}
-		return fmt.Sprintf("to %s: %s %s; %s end there", dest, t.swText(fd.At), why, routes)
+		return fmt.Sprintf("to %s: %s %s; %s %s there", dest, t.swText(fd.At), why, routes, end)
 	case routing.KindDownPort:
-		return fmt.Sprintf("to %s: %s routes it to port %d, which has no link; %s end there", dest, t.swText(fd.At), fd.Port, routes)
+		return fmt.Sprintf("to %s: %s routes it to port %d, which has no link; %s %s there", dest, t.swText(fd.At), fd.Port, routes, end)
 	case routing.KindTransitCA:
 		r := fd.At.Port(int(fd.Port)).Remote.Node
-		return fmt.Sprintf("to %s: %s routes it to port %d, to %s %q that does not own it; %s end there", dest, t.swText(fd.At), fd.Port, nodeType(r), t.name(r), routes)
+		return fmt.Sprintf("to %s: %s routes it to port %d, to %s %q that does not own it; %s %s there", dest, t.swText(fd.At), fd.Port, nodeType(r), t.name(r), routes, end)
 	case routing.KindNoTable:
-		return fmt.Sprintf("to %s: %s has no forwarding table read; %s stop there", dest, t.swText(fd.At), routes)
+		return fmt.Sprintf("to %s: %s has no forwarding table read; %s %s there", dest, t.swText(fd.At), routes, stop)
 	case routing.KindLoop:
 		var s []string
 		for _, c := range fd.Cycle {

@@ -231,6 +231,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return usageErr(strings.Join(set, " and "), "choose one mode")
 	}
 	args := c.Args().Slice()
+	for _, a := range args {
+		if len(a) > 1 && a[0] == '-' {
+			return usageErr(a, "options go before the arguments")
+		}
+	}
 	switch {
 	case m == modeDump && len(args) == 2:
 		m = modeQuery

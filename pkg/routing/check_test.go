@@ -260,3 +260,72 @@ func BenchmarkCheck(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(r.f.Switches())), "switches")
 }
+
+// FuzzCheck scribbles over fattree2.net's forwarding tables (pairs of
+// table offset and new entry) and checks Check against Trace: the same
+// number of broken routes, each kind counted as Trace's errors say, and
+// the same number of detours.
+func FuzzCheck(f *testing.F) {
+	r := load(f, fabrics+"fattree2.net")
+	sws := r.f.Switches()
+	orig := make([][]byte, len(sws))
+	for i, sw := range sws {
+		orig[i] = slices.Clone(r.tabs.Table(sw))
+	}
+	f.Add([]byte{0, 0})
+	f.Add([]byte{3, 5, 40, 255, 77, 1, 120, 0})
+	f.Add([]byte{1, 2, 2, 9, 30, 6, 31, 7, 90, 3, 100, 4})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		tabs := routing.NewTables()
+		for i, sw := range sws {
+			tabs.Set(sw, slices.Clone(orig[i]))
+		}
+		for k := 0; k+1 < len(ops); k += 2 {
+			sw := sws[int(ops[k])%len(sws)]
+			tab := tabs.Table(sw)
+			lid := (int(ops[k]) / len(sws)) % len(tab)
+			v := ops[k+1]
+			if v != 0xFF {
+				v %= 10 // mostly real ports 0..8, sometimes one too many
+			}
+			tab[lid] = v
+		}
+		res := routing.Check(r.f, tabs, r.hops)
+		broken, longer := 0, 0
+		kinds := map[error]int{}
+		for _, sw := range sws {
+			for l := 1; l <= int(r.f.MaxLID()); l++ {
+				dst := r.f.PortByLID(uint16(l))
+				if dst == nil {
+					continue
+				}
+				hops, _, err := routing.Trace(r.f, tabs, sw.Port(0), uint16(l))
+				if err != nil {
+					broken++
+					var re *routing.RouteError
+					if errors.As(err, &re) {
+						kinds[re.Err]++
+					}
+					continue
+				}
+				if least := r.hops.LeastHopsTo(sw, uint16(l)); least != model.NoPath && len(hops) > int(least) {
+					longer++
+				}
+			}
+		}
+		if res.Broken != broken || res.Longer != longer {
+			t.Fatalf("Check: broken %d longer %d; Trace: broken %d longer %d", res.Broken, res.Longer, broken, longer)
+		}
+		byErr := map[error]int{}
+		for _, fd := range res.Findings {
+			if fd.Err != nil {
+				byErr[fd.Err] += fd.Routes
+			}
+		}
+		for e, n := range kinds {
+			if byErr[e] != n {
+				t.Fatalf("%v: Check %d routes, Trace %d", e, byErr[e], n)
+			}
+		}
+	})
+}

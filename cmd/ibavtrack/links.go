@@ -156,6 +156,7 @@ func writeLinksTable(w io.Writer, links []pathav.Link) error {
 
 type endJSON struct {
 	Node        string `json:"node"`
+	Type        string `json:"type"`
 	NodeGUID    string `json:"node_guid"`
 	PortGUID    string `json:"port_guid"`
 	Port        int    `json:"port"`
@@ -191,6 +192,7 @@ type linkJSON struct {
 func endOf(p *model.PhysPort, mtu, vls model.LinkCalc) endJSON {
 	return endJSON{
 		Node:        p.Node.Description(),
+		Type:        smp.NodeTypeLower(p.Node.Type()),
 		NodeGUID:    fmt.Sprintf("0x%016x", p.Node.GUID()),
 		PortGUID:    fmt.Sprintf("0x%016x", p.GUID),
 		Port:        int(p.Num),

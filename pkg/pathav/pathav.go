@@ -113,7 +113,7 @@ func Resolve(f *model.Fabric, t *routing.Tables, src, dst *model.Port) (*Path, e
 		return nil, err
 	}
 	p := &Path{Src: src, Dst: dst, Hops: hops, DstPhys: arrived}
-	p.Ports = foldPorts(src.Phys, hops, arrived)
+	p.Ports = foldPorts(src.Phys, hops, dst.Phys)
 	phys := make([]*model.PhysPort, len(p.Ports))
 	for i := range p.Ports {
 		phys[i] = p.Ports[i].Port
@@ -142,7 +142,10 @@ func Resolve(f *model.Fabric, t *routing.Tables, src, dst *model.Port) (*Path, e
 // foldPorts lists the ports OpenSM's PathRecord walk looks at: the source
 // port (a switch source: port 0, whose egress port the walk leaves
 // without folding), then for each switch crossed its ingress and egress
-// ports, then the destination port.
+// ports, then the destination port. A switch destination is reached
+// through an ingress port and then its port 0 (the LFT's egress for the
+// switch's own LID), which is the destination port. dst is the logical
+// destination's physical port (port 0 for a switch).
 func foldPorts(src *model.PhysPort, hops []routing.Hop, dst *model.PhysPort) []PathPort {
 	out := make([]PathPort, 0, 2*len(hops)+1)
 	if len(hops) == 0 {
@@ -159,12 +162,20 @@ func foldPorts(src *model.PhysPort, hops []routing.Hop, dst *model.PhysPort) []P
 			out = append(out, PathPort{Port: h.Out, Role: Egress, Hop: i})
 		}
 		role := Ingress
-		if i == len(hops)-1 {
+		if i == len(hops)-1 && h.In != nil && !h.In.Node.IsSwitch() {
 			role = Destination
 		}
 		out = append(out, PathPort{Port: h.In, Role: role, Hop: i})
 	}
-	_ = dst // the last ingress is the destination port Trace arrived at
+	if last := hops[len(hops)-1].In; last != nil && last.Node.IsSwitch() {
+		z := dst
+		if z == nil || z.Node != last.Node {
+			z = last.Node.Port(0)
+		}
+		if z != nil {
+			out = append(out, PathPort{Port: z, Role: Destination, Hop: len(hops) - 1})
+		}
+	}
 	return out
 }
 

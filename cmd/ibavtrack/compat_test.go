@@ -1,0 +1,189 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+// startOpenSM runs a continuously running OpenSM under libumad2sim.so
+// attached at host (a CA) and waits for "SUBNET UP". -d2 makes OpenSM
+// flush its log after every message: without it the log stays in the
+// stdio buffer and "SUBNET UP" never shows although the SM is up and
+// answers SA queries.
+func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string) {
+	t.Helper()
+	bin, err := exec.LookPath("opensm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "opensm.log")
+	cmd := exec.Command(bin, "-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "--dump_files_dir", dir)
+	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(logPath)
+		if bytes.Contains(b, []byte("SUBNET UP")) {
+			return
+		}
+		select {
+		case <-done:
+			t.Fatalf("opensm exited:\n%s\nlog:\n%s", out.Bytes(), b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("opensm: no SUBNET UP after 30s\nlog:\n%s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var prField = regexp.MustCompile(`(?m)^\s*(mtu|rate|dlid|slid)\.+(\S+)\s*$`)
+
+// saPath asks OpenSM's SA for the PathRecord slid→dlid (saquery under the
+// shim) and returns its MTU and rate codes (selector bits stripped).
+func saPath(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (mtu, rate uint8) {
+	t.Helper()
+	out, errb, code := s.RunTool(t, host, "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
+	if code != 0 {
+		t.Fatalf("saquery -p --src-to-dst %d:%d: exit %d\n%s%s", slid, dlid, code, out, errb)
+	}
+	got := map[string]uint64{}
+	for _, m := range prField.FindAllSubmatch(out, -1) {
+		v, err := strconv.ParseUint(string(m[2]), 0, 16)
+		if err != nil {
+			t.Fatalf("saquery field %s: %v", m[1], err)
+		}
+		got[string(m[1])] = v
+	}
+	if got["slid"] != uint64(slid) || got["dlid"] != uint64(dlid) {
+		t.Fatalf("saquery %d:%d answered %v\n%s", slid, dlid, got, out)
+	}
+	return uint8(got["mtu"] & 0x3f), uint8(got["rate"] & 0x3f)
+}
+
+// portLIDs lists the LIDs of every CA port and switch, from our own
+// links output, and which of them are CAs.
+func portLIDs(t *testing.T, args []string) ([]uint16, map[uint16]bool) {
+	t.Helper()
+	stdout, stderr, code := runTool(t, append([]string{"links", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("links: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Links []struct{ A, B endJSON }
+	}
+	if err := json.Unmarshal(stdout, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen, ca := map[uint16]bool{}, map[uint16]bool{}
+	var lids []uint16
+	for _, l := range doc.Links {
+		for _, e := range []endJSON{l.A, l.B} {
+			if e.LID != 0 && !seen[e.LID] {
+				seen[e.LID] = true
+				ca[e.LID] = e.Type == "ca"
+				lids = append(lids, e.LID)
+			}
+		}
+	}
+	return lids, ca
+}
+
+// TestPathMatchesOpenSM: on fabrics with mixed link widths and speeds run
+// by a live OpenSM, `ibavtrack path` gives the MTU and rate OpenSM's
+// PathRecord gives, for every ordered pair of CA ports — and of switches,
+// where OpenSM folds the switch's port 0 (MTUCap 1024 under ibsim).
+func TestPathMatchesOpenSM(t *testing.T) {
+	ibsimtest.Require(t)
+	fabrics := []struct{ file, smHost, saHost string }{
+		{"testdata/pathmix.net", "hA", "hC"},
+		{"../../testdata/fabrics/mixed.net", "H-0c42a10300000a00", "H-0002c90300000d00"},
+	}
+	for _, fb := range fabrics {
+		t.Run(filepath.Base(fb.file), func(t *testing.T) {
+			abs, err := filepath.Abs(fb.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := ibsimtest.Start(t, abs)
+			startOpenSM(t, s, fb.smHost)
+			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", fb.saHost}
+			lids, isCA := portLIDs(t, args)
+			if len(lids) < 5 {
+				t.Fatalf("only %d LIDs: %v", len(lids), lids)
+			}
+			pairs, caPairs := 0, 0
+			for _, a := range lids {
+				for _, b := range lids {
+					if a == b {
+						continue
+					}
+					stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
+					if code != 0 {
+						t.Fatalf("path %d %d: exit %d\n%s", a, b, code, stderr)
+					}
+					var doc struct{ AV avJSON }
+					if err := json.Unmarshal(stdout, &doc); err != nil {
+						t.Fatal(err)
+					}
+					mtu, rate := saPath(t, s, fb.saHost, a, b)
+					if doc.AV.MTU != mtu || doc.AV.Rate != rate {
+						t.Errorf("path %d→%d: ours mtu %d rate %d (%s Gb/s, set by %s), OpenSM mtu %d rate %d",
+							a, b, doc.AV.MTU, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, mtu, rate)
+					}
+					pairs++
+					if isCA[a] && isCA[b] {
+						caPairs++
+					}
+				}
+			}
+			if caPairs < 12 {
+				t.Errorf("only %d CA pairs compared", caPairs)
+			}
+			t.Logf("%d pairs (%d CA pairs) compared with OpenSM's PathRecords", pairs, caPairs)
+		})
+	}
+}
+
+// scanLines returns the non-empty lines of b.
+func scanLines(b []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -89,7 +89,7 @@ func TestLinksJSON(t *testing.T) {
 	var doc struct {
 		Links []struct {
 			A, B     endJSON
-			LinkMTU  int `json:"link_mtu"`
+			LinkMTU  int   `json:"link_mtu"`
 			OpVLs    uint8 `json:"op_vls"`
 			Width    string
 			Mismatch bool

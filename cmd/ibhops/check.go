@@ -12,6 +12,7 @@ import (
 // --- --check-routes ---
 
 type jsonCheck struct {
+	Schema   string        `json:"schema"` // "ibdiag.route-check/v1"
 	Summary  jsonSummary   `json:"summary"`
 	Findings []jsonFinding `json:"findings"`
 }
@@ -120,7 +121,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		TransitCAs: res.Count(routing.KindTransitCA), LFTReadErrors: readErrs,
 	}
 	if t.json {
-		jc := jsonCheck{Summary: sum, Findings: []jsonFinding{}}
+		jc := jsonCheck{Schema: "ibdiag.route-check/v1", Summary: sum, Findings: []jsonFinding{}}
 		for i := range res.Findings {
 			fd := &res.Findings[i]
 			jf := jsonFinding{Kind: fd.Kind, LID: fd.DLID, Destination: t.jport(fd.Dest.Phys), Switch: t.nodePort(fd.At),

@@ -81,6 +81,7 @@ func (t *tool) hopsNote(h *model.HopTables) {
 // --- default: the opensm-lid-matrix.dump ---
 
 type jsonDump struct {
+	Schema   string       `json:"schema"` // "ibdiag.lid-matrix/v1"
 	MaxLID   uint16       `json:"max_lid"`
 	Switches []jsonMatrix `json:"switches"`
 }
@@ -105,7 +106,7 @@ func (t *tool) dump(w io.Writer) error {
 	if !t.json {
 		return model.WriteLIDMatrixDump(w, t.f, h)
 	}
-	d := jsonDump{MaxLID: h.MaxLID(), Switches: []jsonMatrix{}}
+	d := jsonDump{Schema: "ibdiag.lid-matrix/v1", MaxLID: h.MaxLID(), Switches: []jsonMatrix{}}
 	for _, sw := range h.Switches() {
 		m := h.Matrix(sw)
 		jm := jsonMatrix{GUID: hex16(sw.GUID()), Name: t.name(sw), LID: sw.SMALID(), NumPorts: m.NumPorts(), Rows: []jsonRow{}}
@@ -133,9 +134,10 @@ func (t *tool) dump(w io.Writer) error {
 // --- SRC DST: least hops ---
 
 type jsonQuery struct {
-	Src  jsonPort `json:"src"`
-	Dst  jsonPort `json:"dst"`
-	Hops *int     `json:"hops"` // null: no path
+	Schema string   `json:"schema"` // "ibdiag.hops-query/v1"
+	Src    jsonPort `json:"src"`
+	Dst    jsonPort `json:"dst"`
+	Hops   *int     `json:"hops"` // null: no path
 }
 
 func (t *tool) query(w io.Writer, a, b *model.Port) error {
@@ -149,7 +151,7 @@ func (t *tool) query(w io.Writer, a, b *model.Port) error {
 		t.problem = true
 	}
 	if t.json {
-		return writeJSON(w, jsonQuery{Src: t.jport(a.Phys), Dst: t.jport(b.Phys), Hops: hops})
+		return writeJSON(w, jsonQuery{Schema: "ibdiag.hops-query/v1", Src: t.jport(a.Phys), Dst: t.jport(b.Phys), Hops: hops})
 	}
 	what := "no path"
 	if hops != nil {
@@ -165,6 +167,7 @@ func (t *tool) query(w io.Writer, a, b *model.Port) error {
 // --- --switch: one switch's table ---
 
 type jsonSwitch struct {
+	Schema       string     `json:"schema"` // "ibdiag.switch-hops/v1"
 	Switch       jsonPort   `json:"switch"`
 	NumPorts     int        `json:"num_ports"`
 	Ports        []jsonLink `json:"ports"`
@@ -232,10 +235,7 @@ func (t *tool) switchTable(w io.Writer, sw *model.Node) error {
 	if h.Matrix(sw) == nil {
 		t.note("switch %q has no LID: no hop table (run a subnet manager first)", t.name(sw))
 	}
-	js := jsonSwitch{Switch: t.jport(sw.Port(0)), NumPorts: sw.NumPorts(), Ports: []jsonLink{}, Destinations: []jsonDest{}}
-	if z := sw.Port(0); z == nil {
-		js.Switch = jsonPort{Type: nodeType(sw), Name: t.name(sw), NodeGUID: hex16(sw.GUID()), PortGUID: hex16(sw.Info.PortGUID)}
-	}
+	js := jsonSwitch{Schema: "ibdiag.switch-hops/v1", Switch: t.nodePort(sw), NumPorts: sw.NumPorts(), Ports: []jsonLink{}, Destinations: []jsonDest{}}
 	var portRows [][]string
 	for p := 1; p <= sw.NumPorts(); p++ {
 		pp := sw.Port(p)

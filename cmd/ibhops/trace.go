@@ -13,11 +13,12 @@ import (
 // --- --trace SRC DST: ibtracert's format ---
 
 type jsonTrace struct {
-	From  jsonPort  `json:"from"`
-	DLID  uint16    `json:"dlid"`
-	Hops  []jsonHop `json:"hops"`
-	To    *jsonPort `json:"to"`              // null when the route breaks
-	Error string    `json:"error,omitempty"` // why it broke
+	Schema string    `json:"schema"` // "ibdiag.trace/v1"
+	From   jsonPort  `json:"from"`
+	DLID   uint16    `json:"dlid"`
+	Hops   []jsonHop `json:"hops"`
+	To     *jsonPort `json:"to"`              // null when the route breaks
+	Error  string    `json:"error,omitempty"` // why it broke
 }
 
 type jsonHop struct {
@@ -102,7 +103,7 @@ func (t *tool) trace(w io.Writer, a, b *model.Port, dlid uint16) error {
 	}
 
 	if t.json {
-		jt := jsonTrace{From: t.jport(src), DLID: dlid, Hops: []jsonHop{}, Error: why}
+		jt := jsonTrace{Schema: "ibdiag.trace/v1", From: t.jport(src), DLID: dlid, Hops: []jsonHop{}, Error: why}
 		for _, h := range shown {
 			jt.Hops = append(jt.Hops, jsonHop{OutPort: int(h.Out.Num), To: t.jport(h.In)})
 		}
@@ -128,6 +129,7 @@ func (t *tool) trace(w io.Writer, a, b *model.Port, dlid uint16) error {
 // --- --lft SWITCH: ibroute's format ---
 
 type jsonLFT struct {
+	Schema   string      `json:"schema"` // "ibdiag.lft/v1"
 	Switch   jsonPort    `json:"switch"`
 	FirstLID uint16      `json:"first_lid"`
 	LastLID  uint16      `json:"last_lid"` // LinearFDBTop
@@ -170,7 +172,7 @@ func (t *tool) lft(w io.Writer, sw *model.Node) error {
 	if sw.SMALID() == 0 {
 		portID = "DR path slid 0; dlid 0; " + sw.Path.String()
 	}
-	jl := jsonLFT{Switch: t.jport(sw.Port(0)), LastLID: uint16(top), Entries: []jsonEntry{}}
+	jl := jsonLFT{Schema: "ibdiag.lft/v1", Switch: t.nodePort(sw), LastLID: uint16(top), Entries: []jsonEntry{}}
 	if !t.json {
 		fmt.Fprintf(w, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", 0, top, portID, sw.GUID(), t.name(sw))
 		fmt.Fprintf(w, "  Lid  Out   Destination\n")

@@ -61,7 +61,7 @@ func TestCheckLink(t *testing.T) {
 		{"max op VLs caps", nil, 2, "[op-vls op-vls]", []string{"y[1] runs OperationalVLs VL0-7, OpenSM would set VL0-1"}},
 		{"op VLs 0 on both: forced to VL0", both(func(p *smp.PortInfo) { p.VLCap, p.OperationalVLs = 0, 1 }), 0, "[]", nil},
 		{"1x with 4x enabled both ends: degraded",
-			both(func(p *smp.PortInfo) { p.LinkWidthEnabled, p.LinkWidthActive = smp.Width1x | smp.Width4x, smp.Width1x }), 0,
+			both(func(p *smp.PortInfo) { p.LinkWidthEnabled, p.LinkWidthActive = smp.Width1x|smp.Width4x, smp.Width1x }), 0,
 			"[width]", []string{"link runs 1x, both ends are enabled for 4x (degraded link)"}},
 		{"1x enabled only, 4x supported",
 			both(func(p *smp.PortInfo) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
 
@@ -186,4 +187,47 @@ func scanLines(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// TestWatchIbsimConsole: the watch works through a running ibsim too; the
+// test cuts h2 off with ibsim's console (Unlink) between sweeps and brings
+// it back (ReLink): the forwarding tables OpenSM wrote still lead there.
+func TestWatchIbsimConsole(t *testing.T) {
+	ibsimtest.Require(t)
+	abs, err := filepath.Abs("testdata/watch.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, abs, ibsimtest.WithConsole())
+	s.RunOpenSM(t, "h1", t.TempDir())
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, _ *attach.Fabric) {
+		switch sweep {
+		case 0:
+			s.Console(t, `Unlink "h2"[1]`)
+		case 1:
+			s.Console(t, `ReLink "h2"[1]`)
+		}
+	}
+	defer func() { afterSweep = nil }()
+	stdout, stderr, code := runTool(t, "watch", "--ibsim-sockname", s.SockName, "--sim-host", "h1",
+		"--interval", "1ms", "--count", "3", "h2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := scanLines(stdout)
+	want := []string{
+		` h2: AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3 via h1\[1\] sw1\[[23]\] sw2\[3\]$`,
+		` h2: unreachable: "h2": not in the fabric; retired, still referenced: \[dlid \d+ .*: 1 ref\]$`,
+		` h2: reachable again: AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3$`, // sweep 0's reference was released after sweep 1
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s\n%s", len(lines), len(want), stdout, stderr)
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("line %d:\n got %s\nwant %s", i+1, lines[i], w)
+		}
+	}
 }

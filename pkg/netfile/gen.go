@@ -35,7 +35,40 @@ var ErrSpec = errors.New("bad fabric spec")
 // order, descriptions are empty (ibsim then reports the id), and GUIDs are
 // ibsim's defaults for that order: switches 0x200000+i, hosts
 // 0x100000+i*(C+1). Leaf ports 1..H go to hosts, then the uplinks.
+//
+// The spec may end in console commands, each after a ';', which become
+// the fabric's Commands as "do" lines would: e.g.
+// "fattree:levels=3,radix=16;Latency hop=1us sma=20us vl15=1;Drop 10".
 func Generate(spec string) (*Fabric, error) {
+	spec, cmds, _ := strings.Cut(spec, ";")
+	f, err := generate(spec)
+	if err != nil || cmds == "" {
+		return f, err
+	}
+	for _, text := range strings.Split(cmds, ";") {
+		c, err := ParseCommand(text)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: command %q: %v", ErrSpec, spec, strings.TrimSpace(text), err)
+		}
+		c.Pos = Pos{File: spec}
+		err = checkTargets(&c, func(id string) (*Node, string, bool) {
+			i, ok := f.Lookup(id)
+			if !ok {
+				return nil, id, false
+			}
+			return &f.Nodes[i], id, true
+		}, func(format string, a ...any) error {
+			return fmt.Errorf("%w %q: %s", ErrSpec, spec, fmt.Sprintf(format, a...))
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.Commands = append(f.Commands, c)
+	}
+	return f, nil
+}
+
+func generate(spec string) (*Fabric, error) {
 	kind, args, ok := strings.Cut(spec, ":")
 	if !ok || kind != "fattree" {
 		return nil, fmt.Errorf("%w %q: want fattree:key=value,...", ErrSpec, spec)

@@ -38,6 +38,25 @@ func ParseFile(name string) (*Fabric, error) {
 	return p.run(name, data)
 }
 
+// ParseOptions change what a parse accepts.
+type ParseOptions struct {
+	// AllowDuplicateGUIDs lets two nodes have the same node GUID, as
+	// ibsim's -I does (by default that is an error, as in ibsim).
+	AllowDuplicateGUIDs bool
+}
+
+// ParseFileOptions is ParseFile with options.
+func ParseFileOptions(name string, o ParseOptions) (*Fabric, error) {
+	p := newParser(os.ReadFile, filepath.Join)
+	p.dir = filepath.Dir
+	p.opt = o
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, &ParseError{File: name, Msg: err.Error()}
+	}
+	return p.run(name, data)
+}
+
 // ParseFS parses the net file name in fsys, following includes relative
 // to the including file inside fsys.
 func ParseFS(fsys fs.FS, name string) (*Fabric, error) {
@@ -106,6 +125,7 @@ type aliasTarget struct {
 }
 
 type parser struct {
+	opt      ParseOptions
 	f        *Fabric
 	open     func(string) ([]byte, error)
 	join     func(...string) string
@@ -351,7 +371,7 @@ func (p *parser) node(s *source, line string, t NodeType, kw int) error {
 		return errAt(s, "node id %s already exists", id)
 	}
 	guid := p.guids[t]
-	if other, dup := p.byGUID[guid]; dup {
+	if other, dup := p.byGUID[guid]; dup && !p.opt.AllowDuplicateGUIDs {
 		return errAt(s, "node %s guid %x already exists (%q)", t, guid, p.f.Nodes[other].ID)
 	}
 	n := Node{
@@ -678,16 +698,38 @@ func (p *parser) command(s *source, text string) error {
 	if err != nil {
 		return errAt(s, "do %s: %v", strings.TrimSpace(text), err)
 	}
-	check := func(id string, port int, lo int, need bool) (string, error) {
+	if err := p.checkCommand(s, &c); err != nil {
+		return err
+	}
+	p.f.Commands = append(p.f.Commands, c)
+	return nil
+}
+
+// checkCommand resolves the node ids of c (and of the command it
+// schedules) against the nodes parsed so far, as ibsim does.
+func (p *parser) checkCommand(s *source, c *Command) error {
+	return checkTargets(c, func(id string) (*Node, string, bool) {
 		full := p.expand(id)
 		i, ok := p.f.index[full]
 		if !ok {
-			return full, errAt(s, "do %s: nodeid %q not found", c.Verb, id)
+			return nil, full, false
 		}
-		n := &p.f.Nodes[i]
+		return &p.f.Nodes[i], full, true
+	}, func(format string, a ...any) error { return errAt(s, format, a...) })
+}
+
+// checkTargets checks the targets of c with lookup and rewrites them to
+// the ids lookup returns.
+func checkTargets(c *Command, lookup func(string) (*Node, string, bool), fail func(string, ...any) error) error {
+	var err error
+	check := func(id string, port int, lo int, need bool) (string, error) {
+		n, full, ok := lookup(id)
+		if !ok {
+			return full, fail("do %s: nodeid %q not found", c.Verb, id)
+		}
 		if port < 0 {
 			if need {
-				return full, errAt(s, "do %s: missing port for %q", c.Verb, id)
+				return full, fail("do %s: missing port for %q", c.Verb, id)
 			}
 			return full, nil
 		}
@@ -695,7 +737,7 @@ func (p *parser) command(s *source, text string) error {
 			lo = 1
 		}
 		if port < lo || port > n.NumPorts {
-			return full, errAt(s, "do %s: port %d out of range %d..%d for %q", c.Verb, port, lo, n.NumPorts, id)
+			return full, fail("do %s: port %d out of range %d..%d for %q", c.Verb, port, lo, n.NumPorts, id)
 		}
 		return full, nil
 	}
@@ -705,18 +747,24 @@ func (p *parser) command(s *source, text string) error {
 			return err
 		}
 		if len(c.Args) == 0 {
-			return errAt(s, "do Error: error rate is missing")
+			return fail("do Error: error rate is missing")
 		}
 		if r, _ := strtoul(c.Args[0]); r > 100 {
-			return errAt(s, "do Error: error rate must be in [0..100] range (%d)", r)
+			return fail("do Error: error rate must be in [0..100] range (%d)", r)
 		}
 	case "Unlink", "Clear", "ReLink":
 		if c.Node, err = check(c.Node, c.Port, 1, false); err != nil {
 			return err
 		}
-	case "Guid":
+	case "Guid", "Kill", "Revive", "Inconsistent":
 		if c.Node, err = check(c.Node, c.Port, 0, false); err != nil {
 			return err
+		}
+	case "Latency":
+		if c.Node != "" {
+			if c.Node, err = check(c.Node, c.Port, 0, false); err != nil {
+				return err
+			}
 		}
 	case "Baselid":
 		if c.Node, err = check(c.Node, c.Port, 0, true); err != nil {
@@ -729,8 +777,12 @@ func (p *parser) command(s *source, text string) error {
 		if c.Node2, err = check(c.Node2, c.Port2, 1, true); err != nil {
 			return err
 		}
+	case "After", "At":
+		if c.Then != nil {
+			c.Then.Pos = c.Pos
+			return checkTargets(c.Then, lookup, fail)
+		}
 	}
-	p.f.Commands = append(p.f.Commands, c)
 	return nil
 }
 

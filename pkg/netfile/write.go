@@ -220,7 +220,18 @@ func appendOpts(b []byte, pp *Port) []byte {
 // String formats c as a console command line.
 func (c Command) String() string {
 	switch c.Verb {
-	case "Error", "Unlink", "ReLink", "Link", "Clear", "Guid", "Baselid":
+	case "Error", "Unlink", "ReLink", "Link", "Clear", "Guid", "Baselid", "Kill", "Revive", "Inconsistent":
+	case "Drop", "Latency", "After", "At":
+		if c.Node == "" {
+			s := c.Verb
+			for _, a := range c.Args {
+				s += " " + a
+			}
+			if c.Then != nil {
+				s += " " + c.Then.String()
+			}
+			return s
+		}
 	default:
 		return strings.TrimSpace(c.Text)
 	}

@@ -9,7 +9,9 @@ import (
 
 // Exec runs one ibsim console command: Error, Unlink, ReLink, Link, Clear,
 // Guid or Baselid, with ibsim's syntax (e.g. `Error "sw1"[3] 50 21`,
-// `Unlink "Hca1"[1]`). Other ibsim commands return ErrUnsupported.
+// `Unlink "Hca1"[1]`), or one of the fault-injection commands of the
+// package doc (Drop, Kill, Revive, Inconsistent, Latency, After, At).
+// Other ibsim commands return ErrUnsupported.
 func (f *Fabric) Exec(cmd string) error {
 	c, err := netfile.ParseCommand(cmd)
 	if err != nil {
@@ -19,6 +21,9 @@ func (f *Fabric) Exec(cmd string) error {
 }
 
 func (f *Fabric) run(c netfile.Command) error {
+	if done, err := f.runFault(c); done {
+		return err
+	}
 	switch c.Verb {
 	case "Error":
 		if len(c.Args) == 0 {
@@ -259,7 +264,8 @@ func (f *Fabric) Link(id string, port int, id2 string, port2 int) error {
 }
 
 // SetNodeGUID changes a node's GUID (console Guid "id" guid). Port GUIDs
-// follow (CA port n = GUID+n); SystemImageGUID does not change.
+// follow (CA port n = GUID+n); SystemImageGUID does not change. The GUID
+// may be another node's: that is how tests make duplicate GUIDs.
 func (f *Fabric) SetNodeGUID(id string, guid uint64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/binary"
+	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
@@ -34,7 +35,19 @@ func (e *Endpoint) Exchange(ctx context.Context, dlid uint16, req, resp []byte) 
 		return &transport.OpError{Op: "send", Source: "sim", Err: smp.ErrShort}
 	}
 	copy(resp[:smp.MADSize], req[:smp.MADSize])
-	if !e.f.process(e.port, e.slot, dlid, resp[:smp.MADSize]) {
+	f := e.f
+	if f.fs.sched.on.Load() {
+		f.fs.sched.tick()
+	}
+	var lt latTicket
+	if l := f.fs.lat.Load(); l != nil {
+		lt.lat, lt.now = l, int64(time.Since(l.epoch))
+	}
+	ok := f.process(e.port, e.slot, dlid, resp[:smp.MADSize], &lt)
+	if lt.lat != nil {
+		return lt.await(ctx, ok)
+	}
+	if !ok {
 		return errNoAnswer
 	}
 	return nil
@@ -42,7 +55,7 @@ func (e *Endpoint) Exchange(ctx context.Context, dlid uint16, req, resp []byte) 
 
 // process handles one MAD in place, like ibsim's process_packet, and
 // reports whether a real answer (sim status 0) came back.
-func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte) bool {
+func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte, lt *latTicket) bool {
 	if m[0] != 1 || m[2] > 2 {
 		return false // no answer at all
 	}
@@ -88,9 +101,10 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte) bool {
 	}
 	var dst int32
 	if dlid < 0xffff {
-		dst = f.lidRoute(src, dlid)
+		dst = f.lidRoute(src, dlid, &lt.hops)
 	} else {
 		dst = f.drOut(src, &path, hops)
+		lt.hops = hops
 	}
 	if dst < 0 {
 		return false
@@ -106,6 +120,14 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte) bool {
 	if dp.errRate != 0 && (dp.errAttr == 0 || dp.errAttr == attr) && f.drop(dp.errRate) {
 		return false
 	}
+	if (f.fs.nodes != nil || f.fs.dropAll != 0) && f.faultDrop(dp.node) {
+		return false
+	}
+	if lt.lat != nil {
+		if f.serve(lt, dp.node); lt.drop {
+			return false
+		}
+	}
 	// ibsim copies the data area in and out only for classes 0x01, 0x81
 	// and 0x04; for the other classes it handles, the reply keeps the
 	// request's data.
@@ -118,6 +140,9 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte) bool {
 	status, ok := h(f, dst, method, mod, data)
 	if keep {
 		copy(data, saved[:])
+	}
+	if attr == smp.AttrNodeInfo && f.fs.nodes != nil {
+		f.lie(dp.node, data)
 	}
 	if !ok {
 		return false
@@ -132,7 +157,8 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte) bool {
 	// Route the reply back to the requester.
 	var back int32
 	if slid < 0xffff {
-		back = f.lidRoute(dst, slid)
+		var n int
+		back = f.lidRoute(dst, slid, &n)
 	} else {
 		back = f.drIn(dst, &path, hops)
 	}
@@ -221,7 +247,8 @@ func (pp *port) hasLID(lid uint16) bool {
 func (pp *port) linkValid() bool { return pp.phys == 5 && pp.state == 4 }
 
 // lidRoute routes from port p to lid through the switches' LFTs.
-func (f *Fabric) lidRoute(p int32, lid uint16) int32 {
+// hops is set to the number of links crossed.
+func (f *Fabric) lidRoute(p int32, lid uint16, hops *int) int32 {
 	if lid == 0 {
 		return -1
 	}
@@ -238,6 +265,7 @@ func (f *Fabric) lidRoute(p int32, lid uint16) int32 {
 		if pp.errRate != 0 && pp.errAttr == 0 && f.drop(pp.errRate) {
 			return -1
 		}
+		*hops = 1
 	}
 	for hop := 0; !pp.hasLID(lid); hop++ {
 		if hop >= maxLIDHop {
@@ -266,6 +294,7 @@ func (f *Fabric) lidRoute(p int32, lid uint16) int32 {
 		if opp.remote < 0 {
 			return -1
 		}
+		*hops++
 		p = opp.remote
 		pp = &f.ports[p]
 		if !pp.linkValid() {

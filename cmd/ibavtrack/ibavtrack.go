@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -50,9 +51,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr(c.Args().First(), "unknown command (want links, path or watch)")
+				return cliapp.Usage(c.Args().First(), "unknown command (want links, path or watch)")
 			}
-			return usageErr("ibavtrack", "a command is required: links, path or watch")
+			return cliapp.Usage("ibavtrack", "a command is required: links, path or watch")
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -65,46 +66,9 @@ func commonFlags() []cli.Flag {
 	}, attach.Flags(true)...)
 }
 
-// exitError carries an exit status out of an action.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
 // run is the whole command: it returns the exit status.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
-	err := newApp(stdout, stderr).RunContext(ctx, args)
-	if err == nil {
-		return exitcode.OK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "ibavtrack: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(stderr, "ibavtrack: %v\n", oneLine(err))
-	return exitcode.Usage
-}
-
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
-func usageErr(input, msg string) error {
-	return &exitError{exitcode.Usage, &attach.UsageError{Input: input, Msg: msg}}
+	return cliapp.Run(ctx, newApp(stdout, stderr), args, stderr)
 }
 
 // session is an open fabric and what one sweep found on it.
@@ -124,7 +88,7 @@ type session struct {
 func openSession(c *cli.Context) (*session, error) {
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return nil, &exitError{exitcode.Usage, err}
+		return nil, cliapp.Exit(exitcode.Usage, err)
 	}
 	cfg := discover.Config{
 		MaxHops:     -1,
@@ -137,15 +101,15 @@ func openSession(c *cli.Context) (*session, error) {
 		cfg.Retries = -1
 	}
 	if cfg.MaxNodes <= 0 {
-		return nil, usageErr(fmt.Sprintf("--max-nodes %d", cfg.MaxNodes), "must be positive")
+		return nil, cliapp.Usage(fmt.Sprintf("--max-nodes %d", cfg.MaxNodes), "must be positive")
 	}
 	fab, err := openFabric(c.Context, s)
 	if err != nil {
 		var ue *attach.UsageError
 		if errors.As(err, &ue) {
-			return nil, &exitError{exitcode.Usage, err}
+			return nil, cliapp.Exit(exitcode.Usage, err)
 		}
-		return nil, &exitError{exitcode.Fatal, err}
+		return nil, cliapp.Exit(exitcode.Fatal, err)
 	}
 	return &session{fab: fab, settings: s, cfg: cfg, workers: s.Outstanding}, nil
 }
@@ -157,13 +121,13 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 	res, err := discover.Discover(ctx, s.fab, s.cfg)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted before the start node answered"))
 		}
-		return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("discover failed: %w", err))
 	}
 	s.res, s.tables, s.lftErrors = res, nil, 0
 	if res.Interrupted {
-		return &exitError{exitcode.Interrupted, errors.New("interrupted during discovery")}
+		return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted during discovery"))
 	}
 	if !lfts {
 		return nil
@@ -172,9 +136,9 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 	t, err := routing.Read(ctx, q, res.Fabric, s.workers)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{exitcode.Interrupted, errors.New("interrupted while reading forwarding tables")}
+			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while reading forwarding tables"))
 		}
-		return &exitError{exitcode.Fatal, fmt.Errorf("reading forwarding tables: %w", err)}
+		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading forwarding tables: %w", err))
 	}
 	s.tables, s.lftErrors = t, len(q.Errors())
 	return nil
@@ -200,7 +164,7 @@ func (s *session) partial(stderr io.Writer) bool {
 func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
 	p, err := f.ResolvePort(spec, nil)
 	if err != nil {
-		return nil, usageErr(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
+		return nil, cliapp.Usage(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
 	}
 	return p, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -30,11 +31,11 @@ func linksCommand(stdout, stderr io.Writer) *cli.Command {
 
 func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() > 0 {
-		return usageErr(c.Args().First(), "links takes no arguments")
+		return cliapp.Usage(c.Args().First(), "links takes no arguments")
 	}
 	maxVLs := c.Int("max-op-vls")
 	if maxVLs < 1 || maxVLs > 5 {
-		return usageErr("--max-op-vls "+strconv.Itoa(maxVLs), "must be 1..5 (VL0 .. VL0-14)")
+		return cliapp.Usage("--max-op-vls "+strconv.Itoa(maxVLs), "must be 1..5 (VL0 .. VL0-14)")
 	}
 	s, err := openSession(c)
 	if err != nil {
@@ -51,7 +52,7 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		err = writeLinksTable(stdout, links)
 	}
 	if err != nil {
-		return &exitError{exitcode.Fatal, err}
+		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	partial := s.partial(stderr)
 	bad := 0
@@ -62,9 +63,9 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case c.Bool("check") && bad > 0:
-		return &exitError{exitcode.Problem, fmt.Errorf("%d of %d links marked", bad, len(links))}
+		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%d of %d links marked", bad, len(links)))
 	case partial:
-		return &exitError{exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed", len(s.res.Errors))}
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed", len(s.res.Errors)))
 	}
 	return nil
 }

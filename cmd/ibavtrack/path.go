@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -31,7 +32,7 @@ func pathCommand(stdout, stderr io.Writer) *cli.Command {
 
 func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() != 2 {
-		return usageErr(strings.Join(c.Args().Slice(), " "), "path needs SRC and DST")
+		return cliapp.Usage(strings.Join(c.Args().Slice(), " "), "path needs SRC and DST")
 	}
 	s, err := openSession(c)
 	if err != nil {
@@ -55,9 +56,9 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		var re *routing.RouteError
 		if errors.As(err, &re) {
-			return &exitError{exitcode.Problem, fmt.Errorf("no path from %s to %s: %v", c.Args().Get(0), c.Args().Get(1), err)}
+			return cliapp.Exit(exitcode.Problem, fmt.Errorf("no path from %s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))
 		}
-		return &exitError{exitcode.Problem, fmt.Errorf("%s to %s: %v", c.Args().Get(0), c.Args().Get(1), err)}
+		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))
 	}
 	if c.Bool("json") {
 		err = writeJSON(stdout, pathJSONOf(p))
@@ -65,10 +66,10 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		err = writePath(stdout, p)
 	}
 	if err != nil {
-		return &exitError{exitcode.Fatal, err}
+		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	if partial {
-		return &exitError{exitcode.Partial, errors.New("partial result printed: part of the fabric did not answer")}
+		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: part of the fabric did not answer"))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
@@ -61,16 +62,16 @@ type watcher struct {
 
 func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() == 0 {
-		return usageErr("watch", "at least one DST is required")
+		return cliapp.Usage("watch", "at least one DST is required")
 	}
 	interval, count, hold := c.Duration("interval"), c.Int("count"), c.Int("hold")
 	switch {
 	case interval <= 0:
-		return usageErr("--interval "+interval.String(), "must be positive")
+		return cliapp.Usage("--interval "+interval.String(), "must be positive")
 	case count < 0:
-		return usageErr("--count "+strconv.Itoa(count), "must be 0 or more")
+		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:
-		return usageErr("--hold "+strconv.Itoa(hold), "must be 0..1000")
+		return cliapp.Usage("--hold "+strconv.Itoa(hold), "must be 0..1000")
 	}
 	s, err := openSession(c)
 	if err != nil {
@@ -92,13 +93,12 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if sweep > 0 {
 			select {
 			case <-c.Context.Done():
-				return &exitError{exitcode.Interrupted, errors.New("interrupted")}
+				return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted"))
 			case <-time.After(interval):
 			}
 		}
 		if err := s.sweep(c.Context, true); err != nil {
-			var ee *exitError
-			if errors.As(err, &ee) && ee.code == exitcode.Interrupted {
+			if cliapp.Code(err) == exitcode.Interrupted {
 				return err
 			}
 			fmt.Fprintf(stderr, "ibavtrack: sweep %d: %v\n", sweep+1, err)
@@ -108,7 +108,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		src, srcErr := sourcePort(s.res.Fabric, c.String("src"))
 		for _, t := range wt.targets {
 			if err := wt.update(t, sweep, s, src, srcErr); err != nil {
-				return &exitError{exitcode.Fatal, err}
+				return cliapp.Exit(exitcode.Fatal, err)
 			}
 		}
 		if afterSweep != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/internal/progress"
@@ -87,57 +88,20 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// exitError carries an exit status out of the action.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
 // run is the whole command: it returns the exit status.
+// The arguments ride in the context: ibnetdiscover's "last list flag
+// wins" needs their order, which urfave/cli does not keep.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
-	app := newApp(stdout, stderr)
-	err := app.RunContext(withArgs(ctx, args), args)
-	if err == nil {
-		return exitcode.OK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "ibdiscover: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	// urfave/cli flag parsing errors
-	fmt.Fprintf(stderr, "ibdiscover: %v\n", oneLine(err))
-	return exitcode.Usage
-}
-
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
-func usageErr(input, msg string) error {
-	return &exitError{exitcode.Usage, &attach.UsageError{Input: input, Msg: msg}}
+	return cliapp.Run(withArgs(ctx, args), newApp(stdout, stderr), args, stderr)
 }
 
 func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() > 1 {
-		return usageErr(strings.Join(c.Args().Slice(), " "), "at most one topology-file argument")
+		return cliapp.Usage(strings.Join(c.Args().Slice(), " "), "at most one topology-file argument")
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return &exitError{exitcode.Usage, err}
+		return cliapp.Exit(exitcode.Usage, err)
 	}
 	cfg := discover.Config{
 		MaxHops:     -1,
@@ -151,19 +115,19 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		cfg.Retries = -1
 	}
 	if cfg.MaxNodes <= 0 {
-		return usageErr("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
+		return cliapp.Usage("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
 	}
 	if c.IsSet("from") {
 		p, err := smp.ParseDRPath(c.String("from"))
 		if err != nil {
-			return usageErr("-from "+c.String("from"), err.Error())
+			return cliapp.Usage("-from "+c.String("from"), err.Error())
 		}
 		cfg.From = p
 	}
 	if c.IsSet("hops") {
 		h := c.Int("hops")
 		if h < 0 || h > smp.MaxHops {
-			return usageErr("-hops "+strconv.Itoa(h), fmt.Sprintf("must be 0..%d", smp.MaxHops))
+			return cliapp.Usage("-hops "+strconv.Itoa(h), fmt.Sprintf("must be 0..%d", smp.MaxHops))
 		}
 		cfg.MaxHops = h
 	}
@@ -189,7 +153,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	var old *model.Fabric
 	if f := c.String("diff"); f != "" {
 		if old, err = ibndcache.Load(f); err != nil {
-			return &exitError{exitcode.Usage, fmt.Errorf("--diff: %w", err)}
+			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--diff: %w", err))
 		}
 	}
 
@@ -197,13 +161,13 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if f := c.String("load-cache"); f != "" {
 		fab, err := ibndcache.Load(f)
 		if err != nil {
-			return &exitError{exitcode.Usage, fmt.Errorf("--load-cache: %w", err)}
+			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--load-cache: %w", err))
 		}
 		res = &discover.Result{Fabric: fab, MaxHops: fab.MaxHops}
 	} else {
 		fab, err := attach.Open(c.Context, s)
 		if err != nil {
-			return &exitError{exitcode.Fatal, err}
+			return cliapp.Exit(exitcode.Fatal, err)
 		}
 		defer fab.Close()
 
@@ -214,9 +178,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		prog.Done()
 		if err != nil {
 			if c.Context.Err() != nil {
-				return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+				return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted before the start node answered"))
 			}
-			return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("discover failed: %w", err))
 		}
 	}
 
@@ -247,7 +211,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		// topology file, if named, is created empty.
 		if output != "" {
 			if err := outfile.WriteFile(output, func(io.Writer) error { return nil }); err != nil {
-				return &exitError{exitcode.Fatal, err}
+				return cliapp.Exit(exitcode.Fatal, err)
 			}
 		}
 		err = topology.WritePorts(stdout, res.Fabric, namer)
@@ -257,14 +221,14 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		err = write(stdout)
 	}
 	if err != nil {
-		return &exitError{exitcode.Fatal, err}
+		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	if f := c.String("cache"); f != "" {
 		if res.Fabric.MaxHops == 0 {
 			res.Fabric.MaxHops = res.MaxHops // the header's "max hops discovered"
 		}
 		if err := outfile.WriteFile(f, func(w io.Writer) error { return ibndcache.Write(w, res.Fabric) }); err != nil {
-			return &exitError{exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err)}
+			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
 	return report(stderr, res, paint)
@@ -281,11 +245,11 @@ func report(stderr io.Writer, res *discover.Result, paint termout.Painter) error
 	}
 	switch {
 	case res.Interrupted:
-		return &exitError{exitcode.Interrupted, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs)}
+		return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs))
 	case res.Err != nil:
-		return &exitError{exitcode.Partial, fmt.Errorf("partial result printed: %v", res.Err)}
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %v", res.Err))
 	case len(res.Errors) > 0 || len(res.Problems) > 0:
-		return &exitError{exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed, %d problems (%d retries)", len(res.Errors), len(res.Problems), res.Retries)}
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed, %d problems (%d retries)", len(res.Errors), len(res.Problems), res.Retries))
 	}
 	return nil
 }

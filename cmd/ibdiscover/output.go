@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/fabricjson"
 	"github.com/ibfabric/ibdiag/pkg/topology"
@@ -104,7 +105,7 @@ func selectOutput(c *cli.Context) (outputSel, error) {
 	if c.IsSet("diffcheck") {
 		k, err := topology.ParseDiffCheck(c.String("diffcheck"))
 		if err != nil {
-			return sel, usageErr("--diffcheck "+c.String("diffcheck"), err.Error())
+			return sel, cliapp.Usage("--diffcheck "+c.String("diffcheck"), err.Error())
 		}
 		sel.diffKeys = k
 	}
@@ -116,7 +117,7 @@ func selectOutput(c *cli.Context) (outputSel, error) {
 		}
 	}
 	if machine > 1 || (machine == 1 && (lists || c.Bool("ports") || c.IsSet("diff"))) {
-		return sel, usageErr("--json/--dot", "choose one output: --json, --dot, -p, a list or --diff")
+		return sel, cliapp.Usage("--json/--dot", "choose one output: --json, --dot, -p, a list or --diff")
 	}
 	switch {
 	case c.Bool("json"):

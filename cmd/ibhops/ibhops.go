@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/pkg/discover"
@@ -76,47 +77,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// exitError carries an exit status out of the action.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-
 // run is the whole command: it returns the exit status.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
-	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
-	if err == nil {
-		return exitcode.OK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "ibhops: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(stderr, "ibhops: %v\n", oneLine(err))
-	return exitcode.Usage
-}
-
-func oneLine(err error) string {
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
-}
-
-func usageErr(input, msg string) error {
-	return &exitError{exitcode.Usage, &attach.UsageError{Input: input, Msg: msg}}
+	return cliapp.Run(ctx, newApp(stdout, stderr), args, stderr)
 }
 
 // mode is what one run does.
@@ -175,7 +138,7 @@ func (t *tool) resolve(flag, spec string) (*model.Port, error) {
 		if strings.HasPrefix(msg, strconv.Quote(strings.TrimSpace(spec))+": ") {
 			msg = msg[len(strconv.Quote(strings.TrimSpace(spec)))+2:]
 		}
-		return nil, usageErr(in, msg)
+		return nil, cliapp.Usage(in, msg)
 	}
 	return p, nil
 }
@@ -187,7 +150,7 @@ func (t *tool) resolveSwitch(flag, spec string) (*model.Node, error) {
 		return nil, err
 	}
 	if !p.Node.IsSwitch() {
-		return nil, usageErr(flag+" "+spec, fmt.Sprintf("%s %q is not a switch", nodeType(p.Node), t.name(p.Node)))
+		return nil, cliapp.Usage(flag+" "+spec, fmt.Sprintf("%s %q is not a switch", nodeType(p.Node), t.name(p.Node)))
 	}
 	return p.Node, nil
 }
@@ -228,30 +191,30 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		set = append(set, "--check-routes")
 	}
 	if len(set) > 1 {
-		return usageErr(strings.Join(set, " and "), "choose one mode")
+		return cliapp.Usage(strings.Join(set, " and "), "choose one mode")
 	}
 	args := c.Args().Slice()
 	for _, a := range args {
 		if len(a) > 1 && a[0] == '-' {
-			return usageErr(a, "options go before the arguments")
+			return cliapp.Usage(a, "options go before the arguments")
 		}
 	}
 	switch {
 	case m == modeDump && len(args) == 2:
 		m = modeQuery
 	case m == modeTrace && len(args) != 2:
-		return usageErr("--trace", "needs two arguments: SRC DST")
+		return cliapp.Usage("--trace", "needs two arguments: SRC DST")
 	case m == modeDump && len(args) != 0:
-		return usageErr(strings.Join(args, " "), "give two ports (SRC DST) or none")
+		return cliapp.Usage(strings.Join(args, " "), "give two ports (SRC DST) or none")
 	case m != modeTrace && m != modeDump && len(args) != 0:
-		return usageErr(strings.Join(args, " "), "no arguments with "+set[0])
+		return cliapp.Usage(strings.Join(args, " "), "no arguments with "+set[0])
 	}
 	if c.Int("limit") < 0 {
-		return usageErr("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")
+		return cliapp.Usage("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return &exitError{exitcode.Usage, err}
+		return cliapp.Exit(exitcode.Usage, err)
 	}
 	cfg := discover.Config{
 		MaxHops:     -1,
@@ -264,7 +227,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		cfg.Retries = -1
 	}
 	if cfg.MaxNodes <= 0 {
-		return usageErr("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
+		return cliapp.Usage("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
 	}
 
 	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit")}
@@ -285,21 +248,21 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		var ue *attach.UsageError
 		if errors.As(err, &ue) {
-			return &exitError{exitcode.Usage, err}
+			return cliapp.Exit(exitcode.Usage, err)
 		}
-		return &exitError{exitcode.Fatal, err}
+		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	defer fab.Close()
 	t.fab = fab
 	res, err := discover.Discover(c.Context, fab, cfg)
 	if err != nil {
 		if c.Context.Err() != nil {
-			return &exitError{exitcode.Interrupted, errors.New("interrupted before the start node answered")}
+			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted before the start node answered"))
 		}
-		return &exitError{exitcode.Fatal, fmt.Errorf("discover failed: %w", err)}
+		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("discover failed: %w", err))
 	}
 	if res.Interrupted {
-		return &exitError{exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs)}
+		return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs))
 	}
 	t.res = res
 	t.f = res.Fabric
@@ -356,9 +319,9 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if c.Context.Err() != nil {
-			return &exitError{exitcode.Interrupted, errors.New("interrupted")}
+			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted"))
 		}
-		return &exitError{exitcode.Fatal, err}
+		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	return t.report(stderr)
 }
@@ -379,13 +342,13 @@ func (t *tool) report(stderr io.Writer) error {
 	partial := res.Partial() || len(res.Problems) > 0 || t.partial
 	switch {
 	case t.problem && partial:
-		return &exitError{exitcode.Problem, errors.New("problems found (on a partial view of the fabric)")}
+		return cliapp.Exit(exitcode.Problem, errors.New("problems found (on a partial view of the fabric)"))
 	case t.problem:
-		return &exitError{exitcode.Problem, nil}
+		return cliapp.Exit(exitcode.Problem, nil)
 	case res.Err != nil:
-		return &exitError{exitcode.Partial, fmt.Errorf("partial result: %v", res.Err)}
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %v", res.Err))
 	case partial:
-		return &exitError{exitcode.Partial, fmt.Errorf("partial result: %d SMPs failed, %d problems in discovery", len(res.Errors)+len(t.q.Errors()), len(res.Problems))}
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %d SMPs failed, %d problems in discovery", len(res.Errors)+len(t.q.Errors()), len(res.Problems)))
 	}
 	return nil
 }

@@ -1,0 +1,82 @@
+// Package cliapp runs the suite's urfave/cli commands the same way: one
+// line on stderr for an error ("tool: <input>: <problem>"), and the exit
+// status the action chose (internal/exitcode).
+package cliapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+)
+
+// ExitError carries an exit status (and an optional message) out of an
+// action.
+type ExitError struct {
+	Code int
+	Err  error // nil: exit with Code silently
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the message's error.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit returns an error that makes Run exit with code, printing err.
+func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Usage returns a usage error (exit status 2) naming the input and the
+// problem.
+func Usage(input, msg string) error {
+	return &ExitError{Code: exitcode.Usage, Err: &attach.UsageError{Input: input, Msg: msg}}
+}
+
+// Code returns the exit status an error carries (exitcode.Usage for
+// errors of the command line parser, which carry none).
+func Code(err error) int {
+	if err == nil {
+		return exitcode.OK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return exitcode.Usage
+}
+
+// Run runs app with args and returns the exit status, printing one line
+// "<app name>: <error>" on stderr when the action failed.
+func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int {
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitcode.OK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", app.Name, ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", app.Name, firstLine(err.Error()))
+	return exitcode.Usage
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

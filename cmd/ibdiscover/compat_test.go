@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
@@ -110,7 +109,7 @@ func TestCompatIBNetDiscover(t *testing.T) {
 					}
 					o, th := stripMADs(stripDate(ours)), stripMADs(stripDate(theirs))
 					if o != th {
-						t.Errorf("%s host %q: ibdiscover differs from ibnetdiscover -o 1:\n%s", stage, host, lineDiff(th, o))
+						t.Errorf("%s host %q: ibdiscover differs from ibnetdiscover -o 1:\n%s", stage, host, golden.LineDiff(th, o))
 					}
 					// (ibnetdiscover's count leaves out the kernel's retries; ours
 					// counts them, so only fault-free fabrics compare.)
@@ -134,7 +133,7 @@ func TestCompatIBNetDiscover(t *testing.T) {
 						t.Fatalf("host %q: ibdiscover --sim exit %d: %s", host, code, stderr)
 					}
 					if s := stripMADs(stripDate(simOut)); s != th {
-						t.Errorf("host %q: ibdiscover --sim differs from ibnetdiscover on ibsim:\n%s", host, lineDiff(th, s))
+						t.Errorf("host %q: ibdiscover --sim differs from ibnetdiscover on ibsim:\n%s", host, golden.LineDiff(th, s))
 					}
 				}
 			}
@@ -175,27 +174,4 @@ func madsUsed(b []byte) int {
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
-}
-
-// lineDiff shows the first lines where want and got differ.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, a, c)
-			if shown++; shown == 8 {
-				break
-			}
-		}
-	}
-	return b.String()
 }

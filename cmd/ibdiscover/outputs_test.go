@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
 
@@ -70,7 +71,7 @@ func TestCompatOutputs(t *testing.T) {
 						t.Fatalf("host %q %v: ibnetdiscover exit %d: %s", host, args, tcode, terr)
 					}
 					if o, th := stripDate(ours), stripDate(theirs); o != th {
-						t.Errorf("host %q %v: differs from ibnetdiscover:\n%s", host, args, lineDiff(th, o))
+						t.Errorf("host %q %v: differs from ibnetdiscover:\n%s", host, args, golden.LineDiff(th, o))
 					}
 					if o, th := warnings(oerr), warnings(terr); o != th {
 						t.Errorf("host %q %v: warnings %q, ibnetdiscover %q", host, args, o, th)
@@ -150,10 +151,10 @@ func TestCompatCache(t *testing.T) {
 		for _, extra := range [][]string{{"-m"}, {"-p"}, {"-l"}, {"-g"}} {
 			want := theirs(append([]string{"--load-cache", cs.theirs}, extra...)...)
 			if got := ours(append([]string{"--load-cache", cs.theirs}, extra...)...); got != want {
-				t.Errorf("%s %v: ibdiscover --load-cache <ibnetdiscover cache> differs:\n%s", tag, extra, lineDiff(want, got))
+				t.Errorf("%s %v: ibdiscover --load-cache <ibnetdiscover cache> differs:\n%s", tag, extra, golden.LineDiff(want, got))
 			}
 			if got := theirs(append([]string{"--load-cache", cs.ours}, extra...)...); got != want {
-				t.Errorf("%s %v: ibnetdiscover --load-cache <our cache> differs:\n%s", tag, extra, lineDiff(want, got))
+				t.Errorf("%s %v: ibnetdiscover --load-cache <our cache> differs:\n%s", tag, extra, golden.LineDiff(want, got))
 			}
 		}
 	}
@@ -188,7 +189,7 @@ func TestCompatCache(t *testing.T) {
 				nonEmpty++
 			}
 			if want := stripDate(out); got != want {
-				t.Errorf("diff %s -> %s keys %q differs from ibnetdiscover:\n%s", p[0], p[1], k, lineDiff(want, got))
+				t.Errorf("diff %s -> %s keys %q differs from ibnetdiscover:\n%s", p[0], p[1], k, golden.LineDiff(want, got))
 			}
 		}
 	}
@@ -201,7 +202,7 @@ func TestCompatCache(t *testing.T) {
 	}
 	want, _, _ := live.RunTool(t, "", "ibnetdiscover", "-o", "1", "--diff", caches["diffa-nolid"].theirs)
 	if string(got) != string(want) {
-		t.Errorf("live --diff differs:\n%s", lineDiff(string(want), string(got)))
+		t.Errorf("live --diff differs:\n%s", golden.LineDiff(string(want), string(got)))
 	}
 	if b, _ := os.ReadFile(out); len(b) == 0 {
 		t.Errorf("--cache with --diff wrote nothing")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -130,7 +131,7 @@ func TestCompatOpenSM(t *testing.T) {
 					t.Fatalf("host %q: exit %d, want %d: %s", host, code, fab.code, stderr)
 				}
 				if !bytes.Equal(out, want) {
-					t.Errorf("host %q: dump differs from OpenSM's:\n%s", host, lineDiff(string(want), string(out)))
+					t.Errorf("host %q: dump differs from OpenSM's:\n%s", host, golden.LineDiff(string(want), string(out)))
 				}
 			}
 			if fab.code != 0 {
@@ -150,7 +151,7 @@ func TestCompatOpenSM(t *testing.T) {
 					t.Errorf("trace %s %s: ibtracert exit %d (%s), ibhops exit %d (%s)", a, b, tcode, terr, ocode, oerr)
 				}
 				if !bytes.Equal(ours, theirs) {
-					t.Errorf("trace %s %s differs from ibtracert:\n%s", a, b, lineDiff(string(theirs), string(ours)))
+					t.Errorf("trace %s %s differs from ibtracert:\n%s", a, b, golden.LineDiff(string(theirs), string(ours)))
 				}
 			}
 			n := 0
@@ -165,7 +166,7 @@ func TestCompatOpenSM(t *testing.T) {
 					t.Errorf("lft %s: ibroute exit %d (%s), ibhops exit %d (%s)", lid, tcode, terr, ocode, oerr)
 				}
 				if !bytes.Equal(ours, theirs) {
-					t.Errorf("lft %s differs from ibroute:\n%s", lid, lineDiff(string(theirs), string(ours)))
+					t.Errorf("lft %s differs from ibroute:\n%s", lid, golden.LineDiff(string(theirs), string(ours)))
 				}
 				n++
 			}
@@ -242,7 +243,7 @@ func TestCompatBlackHole(t *testing.T) {
 			t.Errorf("%s -> %s: ibtracert exit %d, ibhops exit %d (%s)", pair[0], pair[1], tcode, ocode, oerr)
 		}
 		if !bytes.Equal(ours, theirs) {
-			t.Errorf("%s -> %s: trace differs from ibtracert:\n%s", pair[0], pair[1], lineDiff(string(theirs), string(ours)))
+			t.Errorf("%s -> %s: trace differs from ibtracert:\n%s", pair[0], pair[1], golden.LineDiff(string(theirs), string(ours)))
 		}
 	}
 	// ibroute leaves the entry out; so do we.
@@ -250,7 +251,7 @@ func TestCompatBlackHole(t *testing.T) {
 	theirs, _, _ := sim.RunTool(t, "c10", "ibroute", lid)
 	ours, _, _ := runOurs(t, append(base, "--lft", lid)...)
 	if !bytes.Equal(ours, theirs) {
-		t.Errorf("lft differs from ibroute:\n%s", lineDiff(string(theirs), string(ours)))
+		t.Errorf("lft differs from ibroute:\n%s", golden.LineDiff(string(theirs), string(ours)))
 	}
 	out, _, code := runOurs(t, append(base, "--check-routes")...)
 	if code != exitcode.Problem || !bytes.Contains(out, []byte(`black-hole: to ca "hB"`)) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,14 +13,13 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 const fabrics = "../../testdata/fabrics/"
 
@@ -33,25 +31,9 @@ func runOurs(t testing.TB, args ...string) ([]byte, []byte, int) {
 	return out.Bytes(), errb.Bytes(), code
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, lineDiff(string(want), string(got)))
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // TestGolden runs every form, text and JSON, on testdata fabrics in the
@@ -95,7 +77,7 @@ func TestGolden(t *testing.T) {
 				if js && !json.Valid(out) {
 					t.Errorf("invalid JSON:\n%s", out)
 				}
-				golden(t, name, out)
+				checkGolden(t, name, out)
 			})
 		}
 	}
@@ -271,7 +253,7 @@ func TestCheckRoutesFindsLoopAndBlackHole(t *testing.T) {
 	if code != exitcode.Problem {
 		t.Fatalf("exit %d, want 4\n%s%s", code, out, stderr)
 	}
-	golden(t, "check-broken.txt", out)
+	checkGolden(t, "check-broken.txt", out)
 	for _, want := range []string{
 		fmt.Sprintf("black-hole: to ca \"h1\" lid %d: switch \"sw3\" (0x0000000000200002) has no route (entry 255); 1 route ends there", h1),
 		fmt.Sprintf("loop: to ca \"h3\" lid %d: switches \"sw1\" -> \"sw2\" -> \"sw1\" forward it in a circle; 2 routes caught", h3),
@@ -287,7 +269,7 @@ func TestCheckRoutesFindsLoopAndBlackHole(t *testing.T) {
 	if code != exitcode.Problem {
 		t.Fatalf("--json: exit %d", code)
 	}
-	golden(t, "check-broken.json", out)
+	checkGolden(t, "check-broken.json", out)
 	var jc jsonCheck
 	if err := json.Unmarshal(out, &jc); err != nil {
 		t.Fatal(err)
@@ -317,34 +299,11 @@ func TestCheckRoutesFindsLoopAndBlackHole(t *testing.T) {
 	if code != exitcode.Problem {
 		t.Fatalf("--trace loop: exit %d", code)
 	}
-	golden(t, "trace-loop.txt", out)
+	checkGolden(t, "trace-loop.txt", out)
 
 	// The tool sent no Set: the tables are as the test left them.
 	out, _, _ = runOurs(t, "--sim", fabrics+"loop.net", "--lft", "sw3")
 	if !strings.Contains(string(out), "5 valid lids dumped") {
 		t.Errorf("sw3 LFT:\n%s", out)
 	}
-}
-
-// lineDiff shows the first lines where want and got differ.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, a, c)
-			if shown++; shown == 8 {
-				break
-			}
-		}
-	}
-	return b.String()
 }

@@ -2,17 +2,14 @@ package fabricdot
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 	"github.com/ibfabric/ibdiag/pkg/model"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // The testdata caches were written by ibnetdiscover 44.0 --cache on ibsim
 // 0.10 running ../../testdata/fabrics/{mixed,parallel,router}.net.
@@ -37,16 +34,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := filepath.Join("testdata", name+".dot")
-			if *update {
-				os.WriteFile(p, b.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatalf("%v (go test -update)", err)
-			}
-			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("%s differs from golden (go test -update):\n%s", p, b.Bytes())
-			}
+			golden.Check(t, p, b.Bytes())
 		})
 	}
 }

@@ -3,18 +3,16 @@ package fabricjson
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // The testdata caches were written by ibnetdiscover 44.0 --cache on ibsim
 // 0.10 running ../../testdata/fabrics/{mixed,router}.net.
@@ -27,21 +25,9 @@ func load(t testing.TB, name string) *model.Fabric {
 	return f
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func schema(t *testing.T) *validator {
@@ -104,7 +90,7 @@ func TestGoldenAndSchema(t *testing.T) {
 				t.Fatal(err)
 			}
 			validate(t, b.Bytes())
-			golden(t, tt.name, b.Bytes())
+			checkGolden(t, tt.name, b.Bytes())
 		})
 	}
 }

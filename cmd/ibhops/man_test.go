@@ -1,0 +1,17 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/manpage"
+)
+
+// Every flag of the app, and every alias, is documented in man/ibhops.8,
+// and so is every exit status.
+func TestManPageListsEveryFlag(t *testing.T) {
+	app := newApp(nil, nil)
+	app.Setup()
+	manpage.CheckFlags(t, "../../man/ibhops.8", app.Flags,
+		exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Problem, exitcode.Interrupted)
+}

@@ -63,8 +63,13 @@ type Config struct {
 	Retries int
 	// NoMlnxEPI disables Mellanox ExtendedPortInfo queries (FDR10).
 	NoMlnxEPI bool
-	// MaxNodes stops discovery with ErrTooManyNodes beyond this many
-	// nodes (default 1<<20).
+	// MaxNodes stops discovery with ErrTooManyNodes in Result.Err when a
+	// node beyond this many answers (default DefaultMaxNodes, 1<<20 =
+	// 1,048,576 nodes, 16 times the largest fat tree the generator
+	// builds). The graph then holds exactly MaxNodes nodes, read as usual,
+	// and at most one chunk of 1024 NodeInfo probes is in memory past
+	// them, so a broken or hostile fabric that keeps inventing GUIDs costs
+	// at most about MaxNodes × (1 + 0.5 × ports) KB.
 	MaxNodes int
 	// MKey is placed in every SMP.
 	MKey uint64
@@ -224,6 +229,10 @@ type engine struct {
 	level  map[*model.Node]int
 	entry  map[*model.Node]uint8 // port by which the node was first reached
 	levels int
+	full   bool // a new node was refused at MaxNodes
+	// answered holds, for every port probed, the node GUID that answered
+	// through it.
+	answered map[*model.PhysPort]uint64
 }
 
 func newEngine(tr transport.Transport, cfg Config) *engine {
@@ -244,10 +253,11 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	return &engine{
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent},
-		cfg:   cfg,
-		fab:   model.NewFabric(),
-		level: make(map[*model.Node]int),
-		entry: make(map[*model.Node]uint8),
+		cfg:      cfg,
+		fab:      model.NewFabric(),
+		level:    make(map[*model.Node]int),
+		entry:    make(map[*model.Node]uint8),
+		answered: make(map[*model.PhysPort]uint64),
 	}
 }
 
@@ -278,34 +288,55 @@ func (e *engine) run(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	start.ok = true
-	cur, again := e.accept([]*probe{start}, 0)
+	cur, again := e.accept(ctx, []*probe{start}, 0)
 	for d := 0; len(cur) > 0 || len(again) > 0; d++ {
 		if err := e.read(ctx, cur, again); err != nil {
 			return err
 		}
+		e.checkLinks(cur, again)
 		e.levels = d
+		if e.full {
+			return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
+		}
 		if e.cfg.MaxHops >= 0 && d >= e.cfg.MaxHops {
 			break
 		}
-		probes := e.candidates(cur)
-		err := Parallel(ctx, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
-			p := probes[i]
-			err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
-			p.ok = err == nil
-			return err
-		})
-		if err != nil {
-			// take what answered before stopping
-			e.accept(probes, d+1)
-			return err
+		// Probe the next level in chunks of a fixed size (the same
+		// whatever the window, so the result does not depend on it):
+		// the probes in memory stay bounded, and a fabric that keeps
+		// growing stops at MaxNodes within one chunk.
+		c := cursor{nodes: cur}
+		cur, again = nil, nil
+		for {
+			probes := e.candidates(&c, probeChunk)
+			if len(probes) == 0 {
+				break
+			}
+			err := Parallel(ctx, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
+				p := probes[i]
+				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+				p.ok = err == nil
+				return err
+			})
+			// take what answered, also when stopping
+			fresh, revisit := e.accept(ctx, probes, d+1)
+			cur, again = append(cur, fresh...), append(again, revisit...)
+			if err != nil {
+				return err
+			}
+			if e.full {
+				break
+			}
 		}
-		cur, again = e.accept(probes, d+1)
-		if len(e.fab.Nodes) >= e.cfg.MaxNodes {
-			return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
-		}
+	}
+	if e.full {
+		return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
 	}
 	return nil
 }
+
+// probeChunk is the number of NodeInfo probes sent and taken in at once.
+const probeChunk = 1024
 
 // read reads what a new node needs: NodeDescription, SwitchInfo and
 // PortInfo of every port for a switch, PortInfo of the reached port for a
@@ -370,13 +401,27 @@ func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path sm
 	return nil
 }
 
-// candidates lists the NodeInfo probes out of the nodes of one level, in
-// canonical order: nodes in discovery order, ports ascending.
-func (e *engine) candidates(nodes []*model.Node) []*probe {
+// cursor walks the probes of one level: nodes in discovery order, ports
+// ascending.
+type cursor struct {
+	nodes []*model.Node
+	i     int // node
+	p     int // next port of nodes[i]
+}
+
+// candidates returns up to max next NodeInfo probes of the level, in
+// canonical order. A port linked since the level began (its peer was
+// reached from the other side) is not probed again.
+func (e *engine) candidates(c *cursor, max int) []*probe {
 	var out []*probe
-	for _, n := range nodes {
+	for ; c.i < len(c.nodes) && len(out) < max; c.i, c.p = c.i+1, 0 {
+		n := c.nodes[c.i]
 		if n.IsSwitch() {
-			for p := 1; p <= n.NumPorts(); p++ {
+			if c.p == 0 {
+				c.p = 1
+			}
+			for ; c.p <= n.NumPorts() && len(out) < max; c.p++ {
+				p := c.p
 				pp := n.Port(p)
 				if pp == nil || !pp.HasInfo || pp.Remote != nil || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 					continue
@@ -387,6 +432,9 @@ func (e *engine) candidates(nodes []*model.Node) []*probe {
 					continue
 				}
 				out = append(out, &probe{parent: pp, path: path})
+			}
+			if c.p <= n.NumPorts() {
+				return out // chunk full in the middle of this node
 			}
 			continue
 		}
@@ -414,7 +462,7 @@ func (e *engine) candidates(nodes []*model.Node) []*probe {
 // accept takes the answers of one level's probes into the graph, in
 // canonical order, and returns the nodes new at level d and the ports of
 // known CAs and routers reached for the first time.
-func (e *engine) accept(probes []*probe, d int) ([]*model.Node, []portRead) {
+func (e *engine) accept(ctx context.Context, probes []*probe, d int) ([]*model.Node, []portRead) {
 	var fresh []*model.Node
 	var revisit []portRead
 	for _, p := range probes {
@@ -429,8 +477,23 @@ func (e *engine) accept(probes []*probe, d int) ([]*model.Node, []portRead) {
 		if p.remotePort != 0 {
 			q = p.remotePort
 		}
+		if p.parent != nil {
+			e.answered[p.parent] = ni.NodeGUID
+		}
+		if p.parent != nil && p.parent.Remote != nil {
+			// The port was linked in this level from the other side: the
+			// answer must be that same peer.
+			r := p.parent.Remote
+			if r.Node.GUID() != ni.NodeGUID || r.Num != q {
+				e.addProblem(Problem{Kind: ProblemDuplicateGUID,
+					Msg: fmt.Sprintf("port %s answered as node 0x%016x port %d but node 0x%016x port %d answered through it",
+						p.parent, ni.NodeGUID, q, r.Node.GUID(), r.Num),
+					Paths: []smp.DRPath{r.Node.Path, p.path}})
+			}
+			continue
+		}
 		if old := e.fab.NodeByGUID(ni.NodeGUID); old != nil {
-			if !e.known(old, &ni, q, p) {
+			if !e.known(ctx, old, &ni, q, p) {
 				continue
 			}
 			if !old.IsSwitch() {
@@ -443,6 +506,10 @@ func (e *engine) accept(probes []*probe, d int) ([]*model.Node, []portRead) {
 		}
 		if int(q) > int(ni.NumPorts) {
 			e.addProblem(Problem{Kind: ProblemContradiction, Msg: fmt.Sprintf("node 0x%016x answered from port %d but has %d ports", ni.NodeGUID, q, ni.NumPorts), Paths: []smp.DRPath{p.path}})
+			continue
+		}
+		if len(e.fab.Nodes) >= e.cfg.MaxNodes {
+			e.full = true
 			continue
 		}
 		n, err := e.fab.AddNode(p.info[:], p.path)
@@ -472,11 +539,11 @@ type portRead struct {
 // known handles a NodeInfo answer for a GUID already in the graph. It
 // reports whether the answer was accepted (linked) or rejected as a
 // duplicate or contradiction.
-func (e *engine) known(old *model.Node, ni *smp.NodeInfo, q uint8, p *probe) bool {
-	if ni.NodeType != old.Type() || ni.NumPorts != old.Info.NumPorts {
-		e.addProblem(Problem{Kind: ProblemDuplicateGUID,
-			Msg:   fmt.Sprintf("node GUID 0x%016x answered as %d-port type %d and as %d-port type %d", ni.NodeGUID, old.Info.NumPorts, old.Type(), ni.NumPorts, ni.NodeType),
-			Paths: []smp.DRPath{old.Path, p.path}})
+func (e *engine) known(ctx context.Context, old *model.Node, ni *smp.NodeInfo, q uint8, p *probe) bool {
+	if ni.NodeType != old.Type() || ni.NumPorts != old.Info.NumPorts || old.IsSwitch() && ni.PortGUID != old.Info.PortGUID {
+		what := fmt.Sprintf("node GUID 0x%016x answered as %d-port type %d port GUID 0x%016x and as %d-port type %d port GUID 0x%016x",
+			ni.NodeGUID, old.Info.NumPorts, old.Type(), old.Info.PortGUID, ni.NumPorts, ni.NodeType, ni.PortGUID)
+		e.mismatch(ctx, old, ni, p, what)
 		return false
 	}
 	if int(q) > old.NumPorts() {
@@ -494,10 +561,19 @@ func (e *engine) known(old *model.Node, ni *smp.NodeInfo, q uint8, p *probe) boo
 			Paths: []smp.DRPath{old.Path, p.path}})
 		return false
 	}
+	if xp != nil && xp.Remote == nil {
+		if g, probed := e.answered[xp]; probed && g != p.parent.Node.GUID() {
+			// xp's own probe found another node: this answer is a
+			// second node with the same GUID.
+			e.addProblem(Problem{Kind: ProblemDuplicateGUID,
+				Msg: fmt.Sprintf("node GUID 0x%016x port %d answered through %s, but the port's own probe reached node 0x%016x",
+					ni.NodeGUID, q, p.parent, g),
+				Paths: []smp.DRPath{old.Path, p.path}})
+			return false
+		}
+	}
 	if !old.IsSwitch() && xp != nil && xp.GUID != ni.PortGUID {
-		e.addProblem(Problem{Kind: ProblemContradiction,
-			Msg:   fmt.Sprintf("port %d of node 0x%016x answered port GUID 0x%016x, earlier 0x%016x", q, ni.NodeGUID, ni.PortGUID, xp.GUID),
-			Paths: []smp.DRPath{xp.Path, p.path}})
+		e.mismatch(ctx, old, ni, p, fmt.Sprintf("port %d of node 0x%016x answered port GUID 0x%016x, earlier 0x%016x", q, ni.NodeGUID, ni.PortGUID, xp.GUID))
 		return false
 	}
 	if xp != nil && xp.HasInfo && xp.Info.PortPhysicalState != smp.PhysLinkUp {
@@ -512,6 +588,60 @@ func (e *engine) known(old *model.Node, ni *smp.NodeInfo, q uint8, p *probe) boo
 	}
 	e.link(p.parent, xp, p.path)
 	return true
+}
+
+// checkLinks reports links whose port, read after the link was found,
+// says it is not LinkUp: the link went down during the discovery. The
+// link stays in the graph (a NodeInfo answered through it), marked by the
+// problem.
+func (e *engine) checkLinks(nodes []*model.Node, again []portRead) {
+	check := func(pp *model.PhysPort) {
+		if pp == nil || pp.Remote == nil || !pp.HasInfo || pp.Info.PortPhysicalState == smp.PhysLinkUp {
+			return
+		}
+		pp.Healthy = false
+		e.addProblem(Problem{Kind: ProblemContradiction,
+			Msg:   fmt.Sprintf("%s is linked to %s but reports physical state %d: the link changed during discovery", pp, pp.Remote, pp.Info.PortPhysicalState),
+			Paths: []smp.DRPath{pp.Node.Path}})
+	}
+	for _, n := range nodes {
+		for _, pp := range n.Ports {
+			check(pp)
+		}
+	}
+	for _, r := range again {
+		check(r.n.Port(int(r.num)))
+	}
+}
+
+// verifyReads is how many times each DR path is read again to tell a
+// node whose answers change from two nodes that share a GUID.
+const verifyReads = 2
+
+// mismatch reports a NodeInfo answer that disagrees with the known node
+// of the same GUID. It reads NodeInfo again along both paths: if either
+// path answers differently than it did, the node's answers change (a
+// contradiction); if both are stable, two nodes share the GUID.
+func (e *engine) mismatch(ctx context.Context, old *model.Node, ni *smp.NodeInfo, p *probe, what string) {
+	stable := func(path smp.DRPath, want *smp.NodeInfo) bool {
+		for i := 0; i < verifyReads; i++ {
+			var buf [smp.DataSize]byte
+			var got smp.NodeInfo
+			if err := e.q.Get(ctx, path, smp.AttrNodeInfo, 0, buf[:]); err != nil {
+				return true // no evidence either way
+			}
+			if got.UnmarshalBinary(buf[:]) != nil || got != *want {
+				return false
+			}
+		}
+		return true
+	}
+	kind := ProblemDuplicateGUID
+	if !stable(old.Path, &old.Info) || !stable(p.path, ni) {
+		kind = ProblemContradiction
+		what = "NodeInfo answers change: " + what
+	}
+	e.addProblem(Problem{Kind: kind, Msg: what, Paths: []smp.DRPath{old.Path, p.path}})
 }
 
 func (e *engine) link(a, b *model.PhysPort, path smp.DRPath) {

@@ -480,6 +480,12 @@ func (e *engine) accept(ctx context.Context, probes []*probe, d int) ([]*model.N
 		if p.parent != nil {
 			e.answered[p.parent] = ni.NodeGUID
 		}
+		if p.parent != nil && q == 0 {
+			e.addProblem(Problem{Kind: ProblemContradiction,
+				Msg:   fmt.Sprintf("node 0x%016x answered through %s from its port 0", ni.NodeGUID, p.parent),
+				Paths: []smp.DRPath{p.path}})
+			continue
+		}
 		if p.parent != nil && p.parent.Remote != nil {
 			// The port was linked in this level from the other side: the
 			// answer must be that same peer.
@@ -595,10 +601,12 @@ func (e *engine) known(ctx context.Context, old *model.Node, ni *smp.NodeInfo, q
 // link stays in the graph (a NodeInfo answered through it), marked by the
 // problem.
 func (e *engine) checkLinks(nodes []*model.Node, again []portRead) {
+	seen := map[*model.PhysPort]bool{}
 	check := func(pp *model.PhysPort) {
-		if pp == nil || pp.Remote == nil || !pp.HasInfo || pp.Info.PortPhysicalState == smp.PhysLinkUp {
+		if pp == nil || pp.Remote == nil || !pp.HasInfo || pp.Info.PortPhysicalState == smp.PhysLinkUp || seen[pp] {
 			return
 		}
+		seen[pp] = true
 		pp.Healthy = false
 		e.addProblem(Problem{Kind: ProblemContradiction,
 			Msg:   fmt.Sprintf("%s is linked to %s but reports physical state %d: the link changed during discovery", pp, pp.Remote, pp.Info.PortPhysicalState),

@@ -92,6 +92,9 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 			return
 		}
+		if !n.IsSwitch() && pp.Remote != nil && pp.Remote.Node == n {
+			return // a CA cabled to itself (only in a broken graph) would loop
+		}
 		if (n.IsSwitch() && pp.Num != entry[n.Index]) || (n == f.From && pp.Num == f.FromPort) {
 			d := int(depth[n.Index]) + 1
 			if n == f.From && !n.IsSwitch() && d > 1 {

@@ -140,6 +140,11 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 	names, err := nodenamemap.Open(c.String("node-name-map"))
 	if err != nil {
+		if c.IsSet("node-name-map") {
+			// A map asked for by name must be usable: refuse it.
+			return cliapp.Usage("--node-name-map", err.Error())
+		}
+		// The default map: warn as ibnetdiscover does and run without it.
 		var w nodenamemap.Warner
 		if errors.As(err, &w) {
 			io.WriteString(stderr, paint.Warn(strings.TrimSuffix(w.Warning(), "\n"))+"\n")
@@ -147,6 +152,22 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover: node name map:"), err)
 		}
 		names = nil
+	}
+
+	// Output files are opened before discovery, so a bad path fails at
+	// once; they are renamed into place only when complete.
+	var outF, cacheF *outfile.File
+	if output != "" {
+		if outF, err = outfile.Create(output); err != nil {
+			return cliapp.Exit(exitcode.Usage, err)
+		}
+		defer outF.Abort()
+	}
+	if f := c.String("cache"); f != "" {
+		if cacheF, err = outfile.Create(f); err != nil {
+			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--cache: %w", err))
+		}
+		defer cacheF.Abort()
 	}
 	namer := func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }
 
@@ -167,7 +188,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	} else {
 		fab, err := attach.Open(c.Context, s)
 		if err != nil {
-			return cliapp.Exit(exitcode.Fatal, err)
+			return cliapp.Fail(err)
 		}
 		defer fab.Close()
 
@@ -206,28 +227,32 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		return topology.WriteTopology(w, res.Fabric, opts)
 	}
-	if sel.kind == outPorts {
+	switch {
+	case sel.kind == outPorts:
 		// Like ibnetdiscover: the report goes to stdout and the
 		// topology file, if named, is created empty.
-		if output != "" {
-			if err := outfile.WriteFile(output, func(io.Writer) error { return nil }); err != nil {
-				return cliapp.Exit(exitcode.Fatal, err)
-			}
+		if err = topology.WritePorts(stdout, res.Fabric, namer); err == nil && outF != nil {
+			err = outF.Commit()
 		}
-		err = topology.WritePorts(stdout, res.Fabric, namer)
-	} else if output != "" {
-		err = outfile.WriteFile(output, write)
-	} else {
+	case outF != nil:
+		if err = write(outF); err == nil {
+			err = outF.Commit()
+		}
+	default:
 		err = write(stdout)
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
-	if f := c.String("cache"); f != "" {
+	if cacheF != nil {
 		if res.Fabric.MaxHops == 0 {
 			res.Fabric.MaxHops = res.MaxHops // the header's "max hops discovered"
 		}
-		if err := outfile.WriteFile(f, func(w io.Writer) error { return ibndcache.Write(w, res.Fabric) }); err != nil {
+		err := ibndcache.Write(cacheF, res.Fabric)
+		if err == nil {
+			err = cacheF.Commit()
+		}
+		if err != nil {
 			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}

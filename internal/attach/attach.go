@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
+	"github.com/ibfabric/ibdiag/pkg/netfile"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 	"github.com/ibfabric/ibdiag/pkg/umad"
@@ -183,7 +184,12 @@ func openSim(s Settings) (*Fabric, error) {
 		f, err = sim.Load(s.Sim, nil)
 	}
 	if err != nil {
-		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: simErrText(s.Sim, err)}
+		var pe *netfile.ParseError
+		if errors.As(err, &pe) && pe.Line == 0 {
+			return nil, &UsageError{Input: "--sim " + pe.File, Msg: pe.Msg}
+		}
+		// parse errors name file and line, generator errors the spec
+		return nil, &UsageError{Input: "--sim", Msg: err.Error()}
 	}
 	if s.SimSM {
 		if err := f.RunSM(s.SimHost); err != nil {
@@ -204,16 +210,4 @@ func IsGeneratorSpec(spec string) bool {
 		return false
 	}
 	return strings.HasPrefix(spec, "fattree:")
-}
-
-// simErrText drops the spec from a parse error that already names it.
-func simErrText(spec string, err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, spec+":") {
-		return strings.TrimSpace(msg[len(spec)+1:])
-	}
-	if strings.HasPrefix(msg, "open "+spec+": ") {
-		return msg[len("open "+spec+": "):]
-	}
-	return msg
 }

@@ -42,6 +42,16 @@ func Usage(input, msg string) error {
 	return &ExitError{Code: exitcode.Usage, Err: &attach.UsageError{Input: input, Msg: msg}}
 }
 
+// Fail returns err as an exit error: bad input (*attach.UsageError) exits
+// with exitcode.Usage, anything else with exitcode.Fatal.
+func Fail(err error) error {
+	var ue *attach.UsageError
+	if errors.As(err, &ue) {
+		return &ExitError{Code: exitcode.Usage, Err: err}
+	}
+	return &ExitError{Code: exitcode.Fatal, Err: err}
+}
+
 // Code returns the exit status an error carries (exitcode.Usage for
 // errors of the command line parser, which carry none).
 func Code(err error) int {
@@ -59,6 +69,14 @@ func Code(err error) int {
 // "<app name>: <error>" on stderr when the action failed.
 func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
+	// A flag that does not parse is one line on stderr, not the help.
+	usage := func(_ *cli.Context, err error, _ bool) error {
+		return &ExitError{Code: exitcode.Usage, Err: errors.New(firstLine(err.Error()))}
+	}
+	app.OnUsageError = usage
+	for _, c := range app.Commands {
+		c.OnUsageError = usage
+	}
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return exitcode.OK

@@ -1,6 +1,7 @@
 package netfile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -33,6 +34,10 @@ func ParseFile(name string) (*Fabric, error) {
 	p.dir = filepath.Dir
 	data, err := os.ReadFile(name)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, &ParseError{File: name, Msg: err.Error()}
 	}
 	return p.run(name, data)
@@ -52,6 +57,10 @@ func ParseFileOptions(name string, o ParseOptions) (*Fabric, error) {
 	p.opt = o
 	data, err := os.ReadFile(name)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, &ParseError{File: name, Msg: err.Error()}
 	}
 	return p.run(name, data)

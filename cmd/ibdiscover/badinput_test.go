@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+)
+
+// TestBadInput: every bad input gets one line on stderr naming the input
+// and the problem, exit status 2, no panic, and no output file left.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	demo := "../../testdata/fabrics/demo.net"
+	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
+	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
+	badMap := write("bad.map", "0x1 good\n0xZZ bad\n")
+	junkCache := write("junk.cache", "garbage\x00\x01\x02")
+	shortCache := write("short.cache", "\x2b\x83\xe7\x8f\x01\x00\x00\x00\x05\x00")
+	out := filepath.Join(dir, "out", "topo.txt")
+	long := "0" + strings.Repeat(",1", 64)
+
+	tests := []struct {
+		name  string
+		args  []string
+		input string // the input the message must name
+		msg   string // the problem it must state
+	}{
+		{"net file", []string{"--sim", badNet}, "bad.net:2", "port 9 out of range"},
+		{"topology file", []string{"--sim", badTopo}, "bad.topo", "H-0000000000000020"},
+		{"missing net file", []string{"--sim", filepath.Join(dir, "none.net")}, "none.net", "no such file"},
+		{"generator spec", []string{"--sim", "fattree:levels=9"}, "--sim", "fattree:levels=9"},
+		{"DR path port", []string{"--sim", demo, "-from", "0,1,999"}, "-from 0,1,999", "out of range"},
+		{"DR path start", []string{"--sim", demo, "-from", "1,2"}, "-from 1,2", "first element must be 0"},
+		{"DR path syntax", []string{"--sim", demo, "-from", "0,x"}, "-from 0,x", "not a comma-separated list"},
+		{"DR path too long", []string{"--sim", demo, "-from", long}, "-from", "longer than 63 hops"},
+		{"negative hops", []string{"--sim", demo, "-hops", "-1"}, "-hops -1", "must be 0..63"},
+		{"absurd hops", []string{"--sim", demo, "-hops", "1000"}, "-hops 1000", "must be 0..63"},
+		{"zero window", []string{"--sim", demo, "-o", "0"}, "-o/--outstanding-smps 0", "must be 1.."},
+		{"absurd window", []string{"--sim", demo, "-o", "100000"}, "-o/--outstanding-smps 100000", "must be 1.."},
+		{"negative timeout", []string{"--sim", demo, "-t", "-5"}, "-t/--timeout -5", "must be 1.."},
+		{"timeout syntax", []string{"--sim", demo, "-t", "abc"}, "-t", "abc"},
+		{"negative retries", []string{"--sim", demo, "--retries", "-2"}, "--retries -2", "must be 0.."},
+		{"name map", []string{"--sim", demo, "--node-name-map", badMap}, "bad.map", "line 2"},
+		{"missing name map", []string{"--sim", demo, "--node-name-map", filepath.Join(dir, "none.map")}, "none.map", "no such file"},
+		{"junk cache", []string{"--load-cache", junkCache}, "junk.cache", "not an ibnetdiscover cache"},
+		{"truncated cache", []string{"--load-cache", shortCache}, "short.cache", "truncated"},
+		{"net file as cache", []string{"--load-cache", demo}, "demo.net", "not an ibnetdiscover cache"},
+		{"diff cache", []string{"--sim", demo, "--diff", junkCache}, "junk.cache", "not an ibnetdiscover cache"},
+		{"unwritable output", []string{"--sim", demo, out}, out, "no such file"},
+		{"output is a directory", []string{"--sim", demo, dir}, dir, "is a directory"},
+		{"unwritable cache", []string{"--sim", demo, "--cache", out}, out, "no such file"},
+		{"diffcheck key", []string{"--sim", demo, "--diffcheck", "sw,bogus"}, "--diffcheck", "bogus"},
+		{"two transports", []string{"--sim", demo, "--ibsim"}, "--ibsim and --sim", "choose one"},
+		{"two outputs", []string{"--sim", demo, "--json", "--dot"}, "--json/--dot", "choose one"},
+		{"unknown flag", []string{"--bogus"}, "bogus", "not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runOurs(t, tt.args...)
+			if code != exitcode.Usage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitcode.Usage, stderr)
+			}
+			msg := string(stderr)
+			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "ibdiscover: ") {
+				t.Errorf("stderr is not one line starting \"ibdiscover: \":\n%s", msg)
+			}
+			if !strings.Contains(msg, tt.input) || !strings.Contains(msg, tt.msg) {
+				t.Errorf("stderr %q does not name %q and %q", msg, tt.input, tt.msg)
+			}
+			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine") {
+				t.Errorf("stack trace on stderr:\n%s", msg)
+			}
+			if len(stdout) != 0 {
+				t.Errorf("stdout not empty:\n%s", stdout)
+			}
+		})
+	}
+	// Nothing half-written was left behind.
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, p := range left {
+		switch filepath.Base(p) {
+		case "bad.net", "bad.topo", "bad.map", "junk.cache", "short.cache":
+		default:
+			t.Errorf("left behind: %s", p)
+		}
+	}
+}

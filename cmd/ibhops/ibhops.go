@@ -194,11 +194,6 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Usage(strings.Join(set, " and "), "choose one mode")
 	}
 	args := c.Args().Slice()
-	for _, a := range args {
-		if len(a) > 1 && a[0] == '-' {
-			return cliapp.Usage(a, "options go before the arguments")
-		}
-	}
 	switch {
 	case m == modeDump && len(args) == 2:
 		m = modeQuery

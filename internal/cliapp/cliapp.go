@@ -77,7 +77,7 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 	for _, c := range app.Commands {
 		c.OnUsageError = usage
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, Reorder(app, args))
 	if err == nil {
 		return exitcode.OK
 	}
@@ -97,4 +97,85 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// Reorder moves options before operands, as getopt does for the C tools,
+// so "ibdiscover topo.txt -f" works like "ibdiscover -f topo.txt"
+// (urfave/cli stops parsing at the first operand). Options keep their
+// relative order; "--" ends the options. With subcommands, the options
+// after the command name are reordered among the command's own.
+func Reorder(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	if len(app.Commands) == 0 {
+		return append([]string{args[0]}, reorder(app.Flags, args[1:])...)
+	}
+	// global options, then the command name, then its arguments
+	takes := valueFlags(app.Flags)
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !isOption(a) {
+			if a == "--" {
+				return args
+			}
+			cmd := app.Command(a)
+			if cmd == nil {
+				return args
+			}
+			out := append([]string{}, args[:i+1]...)
+			return append(out, reorder(cmd.Flags, args[i+1:])...)
+		}
+		if takes[optName(a)] && !strings.Contains(a, "=") {
+			i++
+		}
+	}
+	return args
+}
+
+func reorder(flags []cli.Flag, args []string) []string {
+	takes := valueFlags(flags)
+	var opts, operands []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			operands = append(operands, args[i:]...)
+			break
+		}
+		if !isOption(a) {
+			operands = append(operands, a)
+			continue
+		}
+		opts = append(opts, a)
+		if takes[optName(a)] && !strings.Contains(a, "=") && i+1 < len(args) {
+			i++
+			opts = append(opts, args[i])
+		}
+	}
+	return append(opts, operands...)
+}
+
+func isOption(a string) bool { return len(a) > 1 && a[0] == '-' }
+
+func optName(a string) string {
+	n := strings.TrimLeft(a, "-")
+	if i := strings.IndexByte(n, '='); i >= 0 {
+		n = n[:i]
+	}
+	return n
+}
+
+// valueFlags maps every name of the flags that take a value.
+func valueFlags(flags []cli.Flag) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range flags {
+		tv, ok := f.(interface{ TakesValue() bool })
+		if !ok || !tv.TakesValue() {
+			continue
+		}
+		for _, n := range f.Names() {
+			m[n] = true
+		}
+	}
+	return m
 }

@@ -1,0 +1,82 @@
+package cliapp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+)
+
+func testApp(got *[]string) *cli.App {
+	return &cli.App{
+		Name: "tool",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "full", Aliases: []string{"f"}},
+			&cli.IntFlag{Name: "hops"},
+			&cli.StringFlag{Name: "from"},
+		},
+		Action: func(c *cli.Context) error {
+			*got = append(*got, "full="+boolText(c.Bool("full")), "hops="+strconv.Itoa(c.Int("hops")), "from="+c.String("from"))
+			*got = append(*got, c.Args().Slice()...)
+			if c.Args().First() == "fail" {
+				return Exit(exitcode.Partial, errors.New("partial result"))
+			}
+			return nil
+		},
+	}
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func TestReorder(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"tool", "out.txt", "-f"}, []string{"full=true", "hops=0", "from=", "out.txt"}},
+		{[]string{"tool", "a", "-hops", "2", "b", "-from=0,1"}, []string{"full=false", "hops=2", "from=0,1", "a", "b"}},
+		{[]string{"tool", "-hops", "-1", "x"}, []string{"full=false", "hops=-1", "from=", "x"}},
+		{[]string{"tool", "--", "-f"}, []string{"full=false", "hops=0", "from=", "-f"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		var errb bytes.Buffer
+		if code := Run(context.Background(), testApp(&got), tt.args, &errb); code != 0 {
+			t.Errorf("%v: exit %d: %s", tt.args, code, errb.String())
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%v: got %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	var got []string
+	var errb bytes.Buffer
+	if code := Run(context.Background(), testApp(&got), []string{"tool", "fail"}, &errb); code != exitcode.Partial {
+		t.Errorf("exit %d, want %d", code, exitcode.Partial)
+	}
+	if errb.String() != "tool: partial result\n" {
+		t.Errorf("stderr %q", errb.String())
+	}
+	errb.Reset()
+	if code := Run(context.Background(), testApp(&got), []string{"tool", "-hops", "x"}, &errb); code != exitcode.Usage {
+		t.Errorf("bad flag value: exit %d, want %d", code, exitcode.Usage)
+	}
+	if strings.Count(errb.String(), "\n") != 1 || !strings.HasPrefix(errb.String(), "tool: ") {
+		t.Errorf("bad flag value: stderr %q, want one line", errb.String())
+	}
+}

@@ -9,7 +9,7 @@ fail=0
 for pkg in $(go list ./...); do
 	for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
 		echo "== $pkg $target ($time)"
-		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$time" "$pkg"; then
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$time" -fuzzminimizetime 10s "$pkg"; then
 			fail=1
 		fi
 	done

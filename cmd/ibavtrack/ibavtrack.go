@@ -61,9 +61,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 
 // commonFlags are the discovery flags every subcommand takes.
 func commonFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop with an error beyond `N` nodes"},
-	}, attach.Flags(true)...)
+	return append([]cli.Flag{}, attach.Flags(true)...)
 }
 
 // run is the whole command: it returns the exit status.
@@ -90,19 +88,7 @@ func openSession(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, cliapp.Exit(exitcode.Usage, err)
 	}
-	cfg := discover.Config{
-		MaxHops:     -1,
-		Outstanding: s.Outstanding,
-		Timeout:     s.Timeout,
-		Retries:     s.Retries,
-		MaxNodes:    c.Int("max-nodes"),
-	}
-	if s.Retries == 0 {
-		cfg.Retries = -1
-	}
-	if cfg.MaxNodes <= 0 {
-		return nil, cliapp.Usage(fmt.Sprintf("--max-nodes %d", cfg.MaxNodes), "must be positive")
-	}
+	cfg := s.Config()
 	fab, err := openFabric(c.Context, s)
 	if err != nil {
 		var ue *attach.UsageError
@@ -132,7 +118,7 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 	if !lfts {
 		return nil
 	}
-	q := &discover.Querier{Transport: s.fab, Timeout: s.cfg.Timeout, Retries: max(s.cfg.Retries, 0)}
+	q := s.settings.Querier(s.fab)
 	t, err := routing.Read(ctx, q, res.Fabric, s.workers)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -55,7 +55,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.StringFlag{Name: "from", Usage: "start at the node at directed route `PATH` (0,p1,p2,...)"},
 		&cli.IntFlag{Name: "hops", Value: -1, Usage: "discover only nodes at most `N` hops from the start node (0..63)", DefaultText: "no limit"},
 		&cli.BoolFlag{Name: "no-mlnx-epi", Usage: "do not read the Mellanox ExtendedPortInfo (FDR10)"},
-		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop with an error beyond `N` nodes"},
 		&cli.BoolFlag{Name: "list", Aliases: []string{"l"}, Usage: "list CAs, switches and routers (ibnetdiscover -l)", Category: "Output"},
 		&cli.BoolFlag{Name: "Hca_list", Aliases: []string{"H"}, Usage: "list CAs only", Category: "Output"},
 		&cli.BoolFlag{Name: "Switch_list", Aliases: []string{"S"}, Usage: "list switches only", Category: "Output"},
@@ -103,20 +102,8 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return cliapp.Exit(exitcode.Usage, err)
 	}
-	cfg := discover.Config{
-		MaxHops:     -1,
-		Outstanding: s.Outstanding,
-		Timeout:     s.Timeout,
-		Retries:     s.Retries,
-		NoMlnxEPI:   c.Bool("no-mlnx-epi"),
-		MaxNodes:    c.Int("max-nodes"),
-	}
-	if s.Retries == 0 {
-		cfg.Retries = -1
-	}
-	if cfg.MaxNodes <= 0 {
-		return cliapp.Usage("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
-	}
+	cfg := s.Config()
+	cfg.NoMlnxEPI = c.Bool("no-mlnx-epi")
 	if c.IsSet("from") {
 		p, err := smp.ParseDRPath(c.String("from"))
 		if err != nil {

@@ -57,7 +57,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes, print at most `N` findings of each kind as text (0: all)"},
 		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when it exists)"},
 		&cli.StringFlag{Name: "output", Usage: "write the output to `FILE` (atomically) instead of stdout"},
-		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes"},
 	}
 	flags = append(flags, attach.Flags(true)...)
 	return &cli.App{
@@ -211,19 +210,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return cliapp.Exit(exitcode.Usage, err)
 	}
-	cfg := discover.Config{
-		MaxHops:     -1,
-		Outstanding: s.Outstanding,
-		Timeout:     s.Timeout,
-		Retries:     s.Retries,
-		MaxNodes:    c.Int("max-nodes"),
-	}
-	if s.Retries == 0 {
-		cfg.Retries = -1
-	}
-	if cfg.MaxNodes <= 0 {
-		return cliapp.Usage("--max-nodes "+strconv.Itoa(cfg.MaxNodes), "must be positive")
-	}
+	cfg := s.Config()
 
 	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit")}
 	names, err := nodenamemap.Open(c.String("node-name-map"))
@@ -261,10 +248,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	t.res = res
 	t.f = res.Fabric
-	t.q = &discover.Querier{Transport: fab, Timeout: s.Timeout, Retries: cfg.Retries}
-	if t.q.Retries < 0 {
-		t.q.Retries = 0
-	}
+	t.q = s.Querier(fab)
 
 	// Resolve the ports first: a bad name is a usage error, before any
 	// output.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/netfile"
 	"github.com/ibfabric/ibdiag/pkg/sim"
@@ -30,7 +31,7 @@ const (
 
 // Defaults of the shared flags.
 const (
-	DefaultOutstanding = 8
+	DefaultOutstanding = 16
 	DefaultTimeoutMS   = 1000
 	DefaultRetries     = 3
 )
@@ -49,7 +50,9 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
 		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
+		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (default: a first attempt waits a timeout estimated from the round trips seen, at least 20 ms)", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
+		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},
 		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
 	}
 }
@@ -67,6 +70,33 @@ type Settings struct {
 	Outstanding int
 	// SimSM runs the embedded simulator's minimal SM (LIDs, LFTs) first.
 	SimSM bool
+	// FixedTimeout makes every SMP attempt wait the full Timeout.
+	FixedTimeout bool
+	// MaxNodes stops discovery beyond that many nodes.
+	MaxNodes int
+}
+
+// Config returns the discovery configuration the flags ask for (whole
+// fabric, from the local port).
+func (s Settings) Config() discover.Config {
+	c := discover.Config{
+		MaxHops:      -1,
+		Outstanding:  s.Outstanding,
+		Timeout:      s.Timeout,
+		Retries:      s.Retries,
+		FixedTimeout: s.FixedTimeout,
+		MaxNodes:     s.MaxNodes,
+	}
+	if s.Retries == 0 {
+		c.Retries = -1 // Config's zero means the default
+	}
+	return c
+}
+
+// Querier returns an SMP querier over tr with the flags' timeout and
+// retries, for reads after discovery.
+func (s Settings) Querier(tr transport.Transport) *discover.Querier {
+	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout}
 }
 
 // UsageError is bad command-line input: it names the input and the
@@ -81,15 +111,17 @@ func (e *UsageError) Error() string { return e.Input + ": " + e.Msg }
 // FromContext reads and checks the shared flags.
 func FromContext(c *cli.Context) (Settings, error) {
 	s := Settings{
-		CA:          c.String("Ca"),
-		Port:        c.Int("Port"),
-		IBSim:       c.Bool("ibsim") || c.IsSet("ibsim-sockname"),
-		IBSimSock:   c.String("ibsim-sockname"),
-		Sim:         c.String("sim"),
-		SimHost:     c.String("sim-host"),
-		Retries:     c.Int("retries"),
-		Outstanding: c.Int("outstanding-smps"),
-		SimSM:       c.Bool("sim-sm"),
+		CA:           c.String("Ca"),
+		Port:         c.Int("Port"),
+		IBSim:        c.Bool("ibsim") || c.IsSet("ibsim-sockname"),
+		IBSimSock:    c.String("ibsim-sockname"),
+		Sim:          c.String("sim"),
+		SimHost:      c.String("sim-host"),
+		Retries:      c.Int("retries"),
+		Outstanding:  c.Int("outstanding-smps"),
+		SimSM:        c.Bool("sim-sm"),
+		FixedTimeout: c.Bool("fixed-timeout"),
+		MaxNodes:     c.Int("max-nodes"),
 	}
 	t := c.Int("timeout")
 	switch {
@@ -99,6 +131,8 @@ func FromContext(c *cli.Context) (Settings, error) {
 		return s, &UsageError{"-o/--outstanding-smps " + strconv.Itoa(s.Outstanding), fmt.Sprintf("must be 1..%d", MaxOutstanding)}
 	case s.Retries < 0 || s.Retries > MaxRetries:
 		return s, &UsageError{"--retries " + strconv.Itoa(s.Retries), fmt.Sprintf("must be 0..%d", MaxRetries)}
+	case s.MaxNodes <= 0:
+		return s, &UsageError{"--max-nodes " + strconv.Itoa(s.MaxNodes), "must be positive"}
 	case s.Port < 0 || s.Port > 254:
 		return s, &UsageError{"-P/--Port " + strconv.Itoa(s.Port), "must be 1..254"}
 	case s.IBSim && s.Sim != "":

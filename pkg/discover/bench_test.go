@@ -3,6 +3,7 @@ package discover_test
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
@@ -63,5 +64,47 @@ func BenchmarkDiscover(b *testing.B) {
 			b.ReportMetric(float64(nodes), "nodes")
 			b.ReportMetric(perNode, "B/node")
 		})
+	}
+}
+
+// BenchmarkWindow measures discovery under the simulator's latency model
+// (1 µs per hop, 20 µs SMA service time, a one-packet VL15 buffer that
+// drops SMPs arriving while the SMA is busy) against the window size, on
+// a fabric with few targets per level and on one with many, with the
+// default 1 s timeout: a VL15 drop costs a whole timeout. It reports the
+// retries (= drops) per discovery.
+func BenchmarkWindow(b *testing.B) {
+	fabrics := []struct{ name, spec string }{
+		{"narrow", "fattree:levels=2,radix=8"},
+		{"wide", "fattree:levels=3,radix=24,hosts=12,leaves=12,pods=16"},
+	}
+	for _, fb := range fabrics {
+		for _, o := range []int{1, 2, 4, 8, 16, 32, 64} {
+			b.Run(fb.name+"/o="+strconv.Itoa(o), func(b *testing.B) {
+				f, err := sim.Generate(fb.spec+";Latency hop=1us sma=20us vl15=1", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr, err := f.Attach("")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer tr.Close()
+				var retries, smps int64
+				for i := 0; i < b.N; i++ {
+					res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: o})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res.Partial() {
+						b.Fatalf("partial: %v", res.Errors)
+					}
+					retries += res.Retries
+					smps += res.SMPs
+				}
+				b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+				b.ReportMetric(float64(smps)/float64(b.N), "SMPs/op")
+			})
+		}
 	}
 }

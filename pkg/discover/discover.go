@@ -32,7 +32,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultOutstanding = 8
+	DefaultOutstanding = 16
 	DefaultTimeout     = time.Second
 	DefaultRetries     = 3
 	DefaultMaxNodes    = 1 << 20
@@ -54,10 +54,13 @@ type Config struct {
 	// MaxHops limits discovery to nodes at most that many hops from the
 	// start node; a negative value means no limit.
 	MaxHops int
-	// Outstanding is the number of SMPs on the wire at once (default 8).
+	// Outstanding is the number of SMPs on the wire at once (default 16).
 	Outstanding int
-	// Timeout is the per-attempt SMP timeout (default 1 s).
+	// Timeout is the per-attempt SMP timeout (default 1 s). A first
+	// attempt waits less unless FixedTimeout is set: see Querier.
 	Timeout time.Duration
+	// FixedTimeout makes every attempt wait the whole Timeout.
+	FixedTimeout bool
 	// Retries is the number of further attempts after a timeout (default 3;
 	// a negative value means none).
 	Retries int
@@ -252,7 +255,7 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	}
 	return &engine{
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
-			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent},
+			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
 		fab:      model.NewFabric(),
 		level:    make(map[*model.Node]int),

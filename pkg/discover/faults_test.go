@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -450,27 +449,5 @@ func TestCancelUnderFaults(t *testing.T) {
 			t.Errorf("%s: %d MADs outstanding", spec, pool.Outstanding())
 		}
 		checkGraph(t, res.Fabric, nil)
-	}
-}
-
-// TestLatencyTable measures discovery wall time against the window under
-// the latency model (hop 1µs, SMA 20µs, one-packet VL15 buffer) on a
-// 3-level fat tree. It only runs with IBDIAG_LATENCY_TABLE=1 (it takes
-// tens of seconds and burns CPU).
-func TestLatencyTable(t *testing.T) {
-	if os.Getenv("IBDIAG_LATENCY_TABLE") == "" {
-		t.Skip("set IBDIAG_LATENCY_TABLE=1 to measure")
-	}
-	spec := "fattree:levels=3,radix=24,hosts=12,leaves=12,pods=16"
-	if s := os.Getenv("IBDIAG_LATENCY_SPEC"); s != "" {
-		spec = s
-	}
-	timeout := 20 * time.Millisecond
-	for _, o := range []int{1, 2, 4, 8, 16, 32} {
-		f, tr, _ := simSpec(t, spec+";Latency hop=1us sma=20us vl15=1", "", nil)
-		start := time.Now()
-		res := discoverAll(t, tr, discover.Config{MaxHops: -1, Outstanding: o, Timeout: timeout, Retries: 10})
-		t.Logf("-o %2d: %d nodes, %8v, %6d SMPs, %5d retries, %5d VL15 drops, partial %v",
-			o, len(res.Fabric.Nodes), time.Since(start).Round(time.Millisecond), res.SMPs, res.Retries, f.Stats().BusyDrops, res.Partial())
 	}
 }

@@ -27,7 +27,15 @@ type Querier struct {
 	Pool *model.MADPool
 	// Sent, when set, is called after every SMP sent.
 	Sent func()
+	// FixedTimeout makes every attempt wait the full Timeout. By default
+	// a first attempt waits only a retransmission timeout estimated from
+	// the round trips seen so far (see rto), so an SMP lost on the way
+	// (a switch SMA drops SMPs that arrive while it is busy) costs a short
+	// wait, not a whole Timeout; later attempts wait the full Timeout.
+	FixedTimeout bool
 
+	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
+	rttvar  atomic.Int64 // round-trip variation, ns
 	smps    atomic.Int64
 	retries atomic.Int64
 	mu      sync.Mutex
@@ -114,10 +122,15 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			q.Sent()
 		}
 		w.Sent = time.Now()
-		actx, cancel := context.WithTimeout(ctx, timeout)
+		wait := timeout
+		if attempt == 0 && !q.FixedTimeout {
+			wait = q.rto(timeout)
+		}
+		actx, cancel := context.WithTimeout(ctx, wait)
 		err = q.Transport.Exchange(actx, dlid, w.Buf[:], resp[:])
 		cancel()
 		if err == nil {
+			q.sample(time.Since(w.Sent))
 			break
 		}
 		if ctx.Err() != nil {
@@ -147,6 +160,47 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	}
 	copy(out, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
 	return nil
+}
+
+// Bounds of the first-attempt retransmission timeout.
+const (
+	MinRTO = 20 * time.Millisecond
+	rtoK   = 8 // rto = srtt + rtoK*rttvar
+)
+
+// rto is the first attempt's timeout: srtt + 8·rttvar, at least MinRTO,
+// at most timeout; timeout itself until a round trip has been measured.
+func (q *Querier) rto(timeout time.Duration) time.Duration {
+	srtt := q.srtt.Load()
+	if srtt == 0 {
+		return timeout
+	}
+	r := time.Duration(srtt + rtoK*q.rttvar.Load())
+	if r < MinRTO {
+		r = MinRTO
+	}
+	if r > timeout {
+		r = timeout
+	}
+	return r
+}
+
+// sample folds one round trip into srtt and rttvar (RFC 6298 weights;
+// concurrent updates may lose a sample, which an estimate can afford).
+func (q *Querier) sample(d time.Duration) {
+	r := int64(d)
+	srtt := q.srtt.Load()
+	if srtt == 0 {
+		q.srtt.Store(r)
+		q.rttvar.Store(r / 2)
+		return
+	}
+	diff := srtt - r
+	if diff < 0 {
+		diff = -diff
+	}
+	q.rttvar.Store((3*q.rttvar.Load() + diff) / 4)
+	q.srtt.Store((7*srtt + r) / 8)
 }
 
 // GetLID reads attribute attr/mod of the port with LID lid by a

@@ -7,6 +7,31 @@ import (
 // DefaultGIDPrefix is the subnet prefix RunSM programs (OpenSM's default).
 const DefaultGIDPrefix = 0xfe80000000000000
 
+// MaxUnicastLID is the highest unicast LID (0xBFFF): a subnet has at most
+// 49,151 LIDs for its switches and CA/router ports.
+const MaxUnicastLID = 0xBFFF
+
+// LIDSpaceError is RunSM's report that the subnet has more ports needing a
+// LID than there are unicast LIDs. The SM still ran: every other step
+// (SM LID, GID prefix, Active links, LFTs) was done for the ports that got
+// a LID, so callers may treat it as a warning. It matches ErrLIDSpace
+// with errors.Is.
+type LIDSpaceError struct {
+	// Ports is the number of ports that needed a LID (one per switch,
+	// one per linked CA/router port).
+	Ports int
+	// Unassigned is how many of them were left at LID 0.
+	Unassigned int
+}
+
+func (e *LIDSpaceError) Error() string {
+	return fmt.Sprintf("%v: %d of %d ports left without a LID (unicast LIDs are 1..%d)",
+		ErrLIDSpace, e.Unassigned, e.Ports, MaxUnicastLID)
+}
+
+// Is reports whether target is ErrLIDSpace.
+func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
+
 // RunSM is a minimal subnet manager, enough for LID-routed SMPs and tools
 // that read LFTs without OpenSM. From the SM node (smNode, "" = the first
 // node, attached like Attach) it finds every node reachable over LinkUp
@@ -24,6 +49,17 @@ const DefaultGIDPrefix = 0xfe80000000000000
 //     equal ports the one with the fewest LIDs routed so far (lowest port
 //     number on ties) — one of the choices OpenSM's min-hop could make.
 //     LinearFDBTop = highest LID; PortStateChange is cleared.
+//
+// When more ports need a LID than the 49,151 unicast LIDs, RunSM assigns
+// them as an SM that runs out of LIDs: every switch first (file order),
+// then CA/router ports in file order until LID 0xBFFF is taken. A port
+// left over is left unconfigured, as OpenSM leaves a port it cannot give
+// a LID ("ERR 0307: OPENSM RAN OUT OF LIDS"): its LID is 0 (any LID it
+// had is cleared), its MasterSMLID and GID prefix are not touched, and
+// its link is not brought up, so it and its peer stay in the state they
+// were (Initialize after Load). Directed-route SMPs still reach it. RunSM
+// then returns a *LIDSpaceError saying how many ports got no LID; every
+// other step was done.
 func (f *Fabric) RunSM(smNode string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -56,45 +92,92 @@ func (f *Fabric) RunSM(smNode string) error {
 			}
 		}
 	}
-	// LIDs in file order.
-	lid := uint32(1)
-	owner := []int32{-1} // LID -> port index
+	// needsLID: port 0 of a switch, a linked port of a CA or router.
+	needsLID := func(n int, pp *port) bool {
+		if f.nodes[n].sw >= 0 {
+			return pp.num == 0
+		}
+		return pp.remote >= 0 && pp.phys == 5
+	}
+	need := 0
 	for n := range f.nodes {
 		if !reach[n] {
 			continue
 		}
 		lo, hi := f.nodePorts(int32(n))
 		for i := lo; i < hi; i++ {
-			pp := &f.ports[i]
-			isSW := f.nodes[n].sw >= 0
-			if (isSW && pp.num != 0) || (!isSW && (pp.remote < 0 || pp.phys != 5)) {
+			if needsLID(n, &f.ports[i]) {
+				need++
+			}
+		}
+	}
+	// LIDs in file order; when they do not all fit, switches first.
+	lid := uint32(1)
+	owner := make([]int32, 1, min(need, MaxUnicastLID)+1) // LID -> port index
+	owner[0] = -1
+	assign := func(swPass int) {
+		for n := range f.nodes {
+			if !reach[n] || (swPass == 1 && f.nodes[n].sw < 0) || (swPass == 2 && f.nodes[n].sw >= 0) {
 				continue
 			}
-			if lid > 0xbfff {
-				return ErrLIDSpace
+			lo, hi := f.nodePorts(int32(n))
+			for i := lo; i < hi; i++ {
+				pp := &f.ports[i]
+				if !needsLID(n, pp) {
+					continue
+				}
+				if lid > MaxUnicastLID {
+					pp.lid, pp.lmc = 0, 0
+					continue
+				}
+				pp.lid, pp.lmc = uint16(lid), 0
+				owner = append(owner, i)
+				lid++
 			}
-			pp.lid, pp.lmc = uint16(lid), 0
-			owner = append(owner, i)
-			lid++
 		}
+	}
+	if need <= MaxUnicastLID {
+		assign(0)
+	} else {
+		assign(1)
+		assign(2)
 	}
 	maxLID := uint16(lid - 1)
 	smlid := f.ports[f.nodes[sm].base].lid
+	// configured: false for a port that needed a LID and got none, and
+	// for the ports of a switch that got none.
+	configured := func(i int32) bool {
+		pp := &f.ports[i]
+		n := &f.nodes[pp.node]
+		if n.sw >= 0 {
+			return f.ports[n.base].lid != 0
+		}
+		return pp.lid != 0 || !needsLID(int(pp.node), pp)
+	}
 	for n := range f.nodes {
 		if !reach[n] {
 			continue
 		}
 		lo, hi := f.nodePorts(int32(n))
 		for i := lo; i < hi; i++ {
+			if !configured(i) {
+				continue
+			}
 			pp := &f.ports[i]
 			pp.smlid = smlid
 			pp.prefix = DefaultGIDPrefix
-			if pp.remote >= 0 && pp.phys == 5 && f.ports[pp.remote].phys == 5 {
+			if pp.remote >= 0 && pp.phys == 5 && f.ports[pp.remote].phys == 5 && configured(pp.remote) {
 				pp.state = 4
 			}
 		}
 	}
-	return f.programLFTs(reach, owner, maxLID)
+	if err := f.programLFTs(reach, owner, maxLID); err != nil {
+		return err
+	}
+	if need > MaxUnicastLID {
+		return &LIDSpaceError{Ports: need, Unassigned: need - MaxUnicastLID}
+	}
+	return nil
 }
 
 func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {

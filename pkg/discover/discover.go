@@ -184,7 +184,8 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 		Levels:   e.levels,
 		MaxHops:  e.levels + int(cfg.From.Len()),
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if ctx.Err() != nil {
+		// the caller stopped us: what was found so far is the result
 		res.Interrupted = true
 		err = nil
 	}

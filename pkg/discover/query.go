@@ -128,6 +128,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		}
 		actx, cancel := context.WithTimeout(ctx, wait)
 		err = q.Transport.Exchange(actx, dlid, w.Buf[:], resp[:])
+		expired := actx.Err() != nil
 		cancel()
 		if err == nil {
 			q.sample(time.Since(w.Sent))
@@ -136,7 +137,11 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !errors.Is(err, transport.ErrTimeout) {
+		if expired {
+			// The attempt's own deadline passed: a timeout, whatever
+			// error the transport chose to report it with.
+			err = fmt.Errorf("%w (%v)", transport.ErrTimeout, err)
+		} else if !errors.Is(err, transport.ErrTimeout) {
 			return &FatalError{err}
 		}
 	}

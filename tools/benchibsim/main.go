@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -99,7 +100,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	env := []string{"IBSIM_SOCKNAME=" + sock, "SIM_HOST=" + host}
 	confs := []config{
 		{"ibnetdiscover (default -o 2)", "ibnetdiscover", []string{"-m"}, append([]string{"LD_PRELOAD=" + shim}, env...)},
-		{"ibdiscover --ibsim (default -o 8)", abs, []string{"--ibsim", "-m"}, env},
+		{fmt.Sprintf("ibdiscover --ibsim (default -o %d)", attach.DefaultOutstanding), abs, []string{"--ibsim", "-m"}, env},
 		{"ibnetdiscover -o 16", "ibnetdiscover", []string{"-m", "-o", "16"}, append([]string{"LD_PRELOAD=" + shim}, env...)},
 		{"ibdiscover --ibsim -o 16", abs, []string{"--ibsim", "-m", "-o", "16"}, env},
 	}

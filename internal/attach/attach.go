@@ -74,6 +74,10 @@ type Settings struct {
 	FixedTimeout bool
 	// MaxNodes stops discovery beyond that many nodes.
 	MaxNodes int
+	// Warn, if set, gets each warning Open has (one line, no newline),
+	// e.g. the embedded SM running out of LIDs. FromContext sets it to
+	// print "<tool>: warning: <msg>" on the app's ErrWriter.
+	Warn func(msg string)
 }
 
 // Config returns the discovery configuration the flags ask for (whole
@@ -123,6 +127,9 @@ func FromContext(c *cli.Context) (Settings, error) {
 		FixedTimeout: c.Bool("fixed-timeout"),
 		MaxNodes:     c.Int("max-nodes"),
 	}
+	if app := c.App; app != nil && app.ErrWriter != nil {
+		s.Warn = func(msg string) { fmt.Fprintf(app.ErrWriter, "%s: warning: %s\n", app.Name, msg) }
+	}
 	t := c.Int("timeout")
 	switch {
 	case t <= 0 || t > MaxTimeoutMS:
@@ -153,13 +160,16 @@ type Fabric struct {
 	// Sim is the embedded simulator behind the transport, if that is what
 	// was opened (tests and the watch command change it at run time).
 	Sim *sim.Fabric
+	// Warnings are the warnings Open passed to Settings.Warn.
+	Warnings []string
 }
 
 // ErrNoTransport is returned when no transport flag is given and no
 // InfiniBand device exists.
 var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for the embedded simulator or --ibsim for a running ibsim")
 
-// Open opens the transport the settings choose. It never prints.
+// Open opens the transport the settings choose. It never prints: warnings
+// go to s.Warn and Fabric.Warnings.
 func Open(ctx context.Context, s Settings) (*Fabric, error) {
 	switch {
 	case s.Sim != "":
@@ -225,16 +235,27 @@ func openSim(s Settings) (*Fabric, error) {
 		// parse errors name file and line, generator errors the spec
 		return nil, &UsageError{Input: "--sim", Msg: err.Error()}
 	}
+	var warnings []string
 	if s.SimSM {
 		if err := f.RunSM(s.SimHost); err != nil {
-			return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
+			// Out of LIDs is a warning: the SM did the rest, as OpenSM.
+			var le *sim.LIDSpaceError
+			if !errors.As(err, &le) {
+				return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
+			}
+			w := fmt.Sprintf("embedded SM: %d of %d ports left without a LID (unicast LIDs are 1..%d); they stay at LID 0, not Active",
+				le.Unassigned, le.Ports, sim.MaxUnicastLID)
+			warnings = append(warnings, w)
+			if s.Warn != nil {
+				s.Warn(w)
+			}
 		}
 	}
 	tr, err := f.Attach(s.SimHost)
 	if err != nil {
 		return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
 	}
-	return &Fabric{Transport: tr, Desc: "embedded simulator " + s.Sim, Sim: f}, nil
+	return &Fabric{Transport: tr, Desc: "embedded simulator " + s.Sim, Sim: f, Warnings: warnings}, nil
 }
 
 // IsGeneratorSpec reports whether a --sim SPEC names a generator

@@ -95,3 +95,20 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDevice: with no transport flag and no InfiniBand device, one line
+// that names --sim and --ibsim, and the fatal exit status.
+func TestNoDevice(t *testing.T) {
+	t.Setenv("IBDIAG_SYSFS", t.TempDir()) // a sysfs with no infiniband class
+	stdout, stderr, code := runOurs(t)
+	if code != exitcode.Fatal {
+		t.Errorf("exit %d, want %d", code, exitcode.Fatal)
+	}
+	msg := string(stderr)
+	if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "--sim") || !strings.Contains(msg, "--ibsim") {
+		t.Errorf("stderr %q: want one line naming --sim and --ibsim", msg)
+	}
+	if len(stdout) != 0 {
+		t.Errorf("stdout not empty: %q", stdout)
+	}
+}

@@ -215,7 +215,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit")}
 	names, err := nodenamemap.Open(c.String("node-name-map"))
 	if err != nil {
-		// As infiniband-diags: warn and go on without a map.
+		if c.IsSet("node-name-map") {
+			// A map asked for by name must be usable: refuse it.
+			return cliapp.Usage("--node-name-map", err.Error())
+		}
+		// The default map: warn as infiniband-diags and go on without it.
 		var pe *nodenamemap.ParseError
 		if errors.As(err, &pe) {
 			fmt.Fprint(stderr, pe.Warning())
@@ -225,6 +229,16 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		names = nil
 	}
 	t.names = names
+
+	// The output file is opened before discovery, so a bad path fails at
+	// once; it is renamed into place only when complete.
+	var outF *outfile.File
+	if out := c.String("output"); out != "" {
+		if outF, err = outfile.Create(out); err != nil {
+			return cliapp.Usage("--output", err.Error())
+		}
+		defer outF.Abort()
+	}
 
 	fab, err := openFabric(c.Context, s)
 	if err != nil {
@@ -291,8 +305,10 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case modeCheck:
 		write = t.checkRoutes
 	}
-	if out := c.String("output"); out != "" {
-		err = outfile.WriteFile(out, write)
+	if outF != nil {
+		if err = write(outF); err == nil {
+			err = outF.Commit()
+		}
 	} else {
 		err = write(stdout)
 	}

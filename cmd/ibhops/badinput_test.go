@@ -1,0 +1,113 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+)
+
+// TestBadInput: every bad input gets one line on stderr starting
+// "ibhops: " and naming the input and the problem, exit status 2, no
+// panic, nothing on stdout and no output file left behind. (TestUsage
+// covers the mode and argument-count errors.)
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	loop := fabrics + "loop.net"
+	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
+	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
+	badMap := write("bad.map", "0x1 good\n0xZZ bad\n")
+	out := filepath.Join(dir, "out", "lid-matrix.dump")
+
+	tests := []struct {
+		name  string
+		args  []string
+		input string // the input the message must name
+		msg   string // the problem it must state
+	}{
+		// fabric files
+		{"net file", []string{"--sim", badNet}, "bad.net:2", "port 9 out of range"},
+		{"topology file", []string{"--sim", badTopo}, "bad.topo", "H-0000000000000020"},
+		{"missing net file", []string{"--sim", filepath.Join(dir, "none.net")}, "none.net", "no such file"},
+		{"generator spec", []string{"--sim", "fattree:levels=9"}, "--sim", "fattree:levels=9"},
+		{"net file with a query", []string{"--sim", badNet, "h1", "h2"}, "bad.net:2", "port 9 out of range"},
+		{"sim host", []string{"--sim", loop, "--sim-host", "nosuch"}, "--sim-host nosuch", "not found"},
+		// numbers
+		{"zero window", []string{"--sim", loop, "-o", "0"}, "-o/--outstanding-smps 0", "must be 1.."},
+		{"absurd window", []string{"--sim", loop, "-o", "100000"}, "-o/--outstanding-smps 100000", "must be 1.."},
+		{"negative timeout", []string{"--sim", loop, "-t", "-5"}, "-t/--timeout -5", "must be 1.."},
+		{"absurd timeout", []string{"--sim", loop, "-t", "99999999"}, "-t/--timeout 99999999", "must be 1.."},
+		{"negative retries", []string{"--sim", loop, "--retries", "-2"}, "--retries -2", "must be 0.."},
+		{"absurd retries", []string{"--sim", loop, "--retries", "1000"}, "--retries 1000", "must be 0.."},
+		{"negative limit", []string{"--sim", loop, "--check-routes", "--limit", "-1"}, "--limit -1", "must be 0 or more"},
+		{"zero max nodes", []string{"--sim", loop, "--max-nodes", "0"}, "--max-nodes 0", "must be positive"},
+		{"port number", []string{"-P", "300"}, "-P/--Port 300", "must be 1..254"},
+		// ports and switches that are not in the fabric
+		{"unknown LID", []string{"--sim", loop, "h1", "99"}, "99", "LID 99: not in the fabric"},
+		{"unknown hex LID", []string{"--sim", loop, "0x63", "h1"}, "0x63", "not in the fabric"},
+		{"unknown GUID", []string{"--sim", loop, "h1", "0x00000000deadbeef"}, "0x00000000deadbeef", "not in the fabric"},
+		{"unknown name", []string{"--sim", loop, "nosuch", "h1"}, "nosuch", "not in the fabric"},
+		{"DR path as a port", []string{"--sim", loop, "h1", "0,1,999"}, "0,1,999", "not in the fabric"},
+		{"unknown switch", []string{"--sim", loop, "--switch", "0x00000000deadbeef"}, "--switch 0x00000000deadbeef", "not in the fabric"},
+		{"switch is a CA", []string{"--sim", loop, "--switch", "h2"}, "--switch h2", "is not a switch"},
+		{"unknown LFT switch", []string{"--sim", loop, "--lft", "99"}, "--lft 99", "not in the fabric"},
+		{"LFT of a CA", []string{"--sim", loop, "--lft", "h3"}, "--lft h3", "is not a switch"},
+		{"unknown trace source", []string{"--sim", loop, "--trace", "nosuch", "h1"}, "--trace nosuch", "not in the fabric"},
+		{"unknown trace LID", []string{"--sim", loop, "--trace", "h1", "4000"}, "--trace 4000", "not in the fabric"},
+		// files
+		{"name map", []string{"--sim", loop, "--node-name-map", badMap}, "bad.map", "line 2"},
+		{"missing name map", []string{"--sim", loop, "--node-name-map", filepath.Join(dir, "none.map")}, "none.map", "no such file"},
+		{"unwritable output", []string{"--sim", loop, "--output", out}, out, "no such file"},
+		{"output is a directory", []string{"--sim", loop, "--output", dir}, dir, "is a directory"},
+		{"bad output and a bad port", []string{"--sim", loop, "--output", out, "h1", "nosuch"}, out, "no such file"},
+		{"good output and a bad port", []string{"--sim", loop, "--output", filepath.Join(dir, "q.txt"), "h1", "nosuch"}, "nosuch", "not in the fabric"},
+		{"good output and a bad switch", []string{"--sim", loop, "--output", filepath.Join(dir, "s.txt"), "--lft", "h1"}, "--lft h1", "is not a switch"},
+		// flags that do not parse
+		{"unknown flag", []string{"--bogus"}, "bogus", "not defined"},
+		{"timeout syntax", []string{"--sim", loop, "-t", "abc"}, "-t", "abc"},
+		{"limit syntax", []string{"--sim", loop, "--limit", "many"}, "limit", "many"},
+		{"window syntax", []string{"--sim", loop, "-o", "1.5"}, "-o", "1.5"},
+		{"missing value", []string{"--sim"}, "sim", "flag needs an argument"},
+		{"two transports", []string{"--sim", loop, "--ibsim"}, "--ibsim and --sim", "choose one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runOurs(t, tt.args...)
+			if code != exitcode.Usage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitcode.Usage, stderr)
+			}
+			msg := string(stderr)
+			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "ibhops: ") {
+				t.Errorf("stderr is not one line starting \"ibhops: \":\n%s", msg)
+			}
+			if !strings.Contains(msg, tt.input) || !strings.Contains(msg, tt.msg) {
+				t.Errorf("stderr %q does not name %q and %q", msg, tt.input, tt.msg)
+			}
+			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") {
+				t.Errorf("stack trace on stderr:\n%s", msg)
+			}
+			if len(stdout) != 0 {
+				t.Errorf("stdout not empty:\n%s", stdout)
+			}
+		})
+	}
+	// Nothing half-written was left behind.
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	left2, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	for _, p := range append(left, left2...) {
+		switch filepath.Base(p) {
+		case "bad.net", "bad.topo", "bad.map":
+		default:
+			t.Errorf("left behind: %s", p)
+		}
+	}
+}

@@ -248,14 +248,18 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 			}
 		}
 	}
+	// Candidate ports toward each switch, computed lazily per switch;
+	// one backing buffer reused for every switch.
+	cand := make([][]uint8, S)
+	cbuf := make([]uint8, 0, 256)
 	for s := 0; s < S; s++ {
 		n := &f.nodes[sws[s]]
 		sw := &f.sws[n.sw]
 		sw.lft = sw.lft[:0]
 		sw.growLFT(int(maxLID) + 1)
 		load := make([]uint32, int(n.nports)+1)
-		// Candidate ports toward each switch, computed lazily.
-		cand := make([][]uint8, S)
+		clear(cand)
+		cbuf = cbuf[:0]
 		for l := 1; l <= int(maxLID); l++ {
 			d := dests[l]
 			if d.sw < 0 {
@@ -270,7 +274,7 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 				continue
 			}
 			if cand[d.sw] == nil {
-				c := []uint8{}
+				start := len(cbuf)
 				for p := 1; p <= int(n.nports); p++ {
 					pp := &f.ports[n.base+int32(p)]
 					if !active(pp) {
@@ -278,10 +282,13 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 					}
 					t := swNum[f.ports[pp.remote].node]
 					if t >= 0 && dist[int(t)*S+int(d.sw)] == want-1 {
-						c = append(c, uint8(p))
+						cbuf = append(cbuf, uint8(p))
 					}
 				}
-				cand[d.sw] = c
+				// full slice expression: later appends to cbuf never
+				// write into it (a reallocation leaves it on the old
+				// array, which stays valid).
+				cand[d.sw] = cbuf[start:len(cbuf):len(cbuf)]
 			}
 			best := -1
 			for _, p := range cand[d.sw] {

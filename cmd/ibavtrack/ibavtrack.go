@@ -146,6 +146,13 @@ func (s *session) partial(stderr io.Writer) bool {
 	return r.Partial() || len(r.Problems) > 0 || s.lftErrors > 0
 }
 
+// complete reports whether the last sweep saw the whole fabric (no SMP
+// failed, no problem found, every forwarding table read).
+func (s *session) complete() bool {
+	r := s.res
+	return r != nil && !r.Partial() && len(r.Problems) == 0 && s.lftErrors == 0
+}
+
 // resolve finds a port the user names (LID, GUID or node name).
 func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
 	p, err := f.ResolvePort(spec, nil)

@@ -89,6 +89,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			t.tr.Destroy()
 		}
 	}()
+	checked := false
 	for sweep := 0; count == 0 || sweep < count; sweep++ {
 		if sweep > 0 {
 			select {
@@ -104,6 +105,14 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "ibavtrack: sweep %d: %v\n", sweep+1, err)
 			continue
 		}
+		if !checked && s.complete() {
+			// The first complete sweep decides whether the ports named
+			// exist: a typo is bad input, not a port that went away.
+			if err := checkSpecs(s.res.Fabric, c.String("src"), c.Args().Slice()); err != nil {
+				return err
+			}
+			checked = true
+		}
 		s.partial(stderr)
 		src, srcErr := sourcePort(s.res.Fabric, c.String("src"))
 		for _, t := range wt.targets {
@@ -113,6 +122,22 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		if afterSweep != nil {
 			afterSweep(sweep, s.fab)
+		}
+	}
+	return nil
+}
+
+// checkSpecs resolves --src (if given) and every DST: one that is not in
+// the fabric is a usage error naming it.
+func checkSpecs(f *model.Fabric, src string, dsts []string) error {
+	if src != "" {
+		if _, err := resolve(f, "--src", src); err != nil {
+			return err
+		}
+	}
+	for _, d := range dsts {
+		if _, err := resolve(f, "DST", d); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+)
+
+// TestBadInput: every bad input of every command gets one line on stderr
+// starting "ibavtrack: " and naming the input and the problem, exit
+// status 2, no panic and nothing on stdout. (TestUsage covers the
+// argument-count errors.)
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mix := "testdata/pathmix.net"
+	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
+	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
+	// watch must stop after one sweep should a bad input slip through.
+	once := []string{"--count", "1", "--interval", "1ms"}
+
+	type tc struct {
+		name  string
+		args  []string
+		input string // the input the message must name
+		msg   string // the problem it must state
+	}
+	tests := []tc{
+		// commands and flags that do not parse
+		{"unknown global flag", []string{"--bogus", "links"}, "bogus", "not defined"},
+		{"max-op-vls syntax", []string{"links", "--sim", mix, "--max-op-vls", "x"}, "max-op-vls", "x"},
+		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "interval", "soon"},
+		{"count syntax", []string{"watch", "--sim", mix, "--count", "1.5", "hA"}, "count", "1.5"},
+		{"missing value", []string{"path", "--sim"}, "sim", "flag needs an argument"},
+		// numbers out of range
+		{"max-op-vls zero", []string{"links", "--sim", mix, "--max-op-vls", "0"}, "--max-op-vls 0", "must be 1..5"},
+		{"max-op-vls negative", []string{"links", "--sim", mix, "--max-op-vls", "-3"}, "--max-op-vls -3", "must be 1..5"},
+		{"max-op-vls absurd", []string{"links", "--sim", mix, "--max-op-vls", "100"}, "--max-op-vls 100", "must be 1..5"},
+		{"negative interval", []string{"watch", "--sim", mix, "--interval", "-1s", "hA"}, "--interval -1s", "must be positive"},
+		{"negative count", []string{"watch", "--sim", mix, "--count", "-1", "hA"}, "--count -1", "must be 0 or more"},
+		{"negative hold", []string{"watch", "--sim", mix, "--hold", "-1", "hA"}, "--hold -1", "must be 0..1000"},
+		{"absurd hold", []string{"watch", "--sim", mix, "--hold", "5000", "hA"}, "--hold 5000", "must be 0..1000"},
+		{"max nodes", []string{"links", "--sim", mix, "--max-nodes", "-1"}, "--max-nodes -1", "must be positive"},
+		{"port number", []string{"links", "-P", "-1"}, "-P/--Port -1", "must be 1..254"},
+		{"two transports", []string{"links", "--sim", mix, "--ibsim"}, "--ibsim and --sim", "choose one"},
+		// ports that are not in the fabric
+		{"path unknown LID", []string{"path", "--sim", mix, "hA", "99"}, "DST 99", "not in the fabric"},
+		{"path unknown GUID", []string{"path", "--sim", mix, "0x00000000deadbeef", "hB"}, "SRC 0x00000000deadbeef", "not in the fabric"},
+		{"path unknown name", []string{"path", "--sim", mix, "nosuch", "hB"}, "SRC nosuch", "not in the fabric"},
+		{"path DR path", []string{"path", "--sim", mix, "hA", "0,1,999"}, "DST 0,1,999", "not in the fabric"},
+		{"watch unknown DST", append([]string{"watch", "--sim", mix, "nosuch"}, once...), "DST nosuch", "not in the fabric"},
+		{"watch unknown LID", append([]string{"watch", "--sim", mix, "hB", "4000"}, once...), "DST 4000", "not in the fabric"},
+		{"watch unknown SRC", append([]string{"watch", "--sim", mix, "--src", "0x00000000deadbeef", "hB"}, once...), "--src 0x00000000deadbeef", "not in the fabric"},
+		{"sim host", []string{"links", "--sim", mix, "--sim-host", "nosuch"}, "--sim-host nosuch", "not found"},
+	}
+	// The fabric files and the shared numeric flags, for every command.
+	for _, cmd := range [][]string{{"links"}, {"path", "hA", "hB"}, append([]string{"watch", "hB"}, once...)} {
+		with := func(args ...string) []string { return append(append([]string{}, cmd...), args...) }
+		tests = append(tests,
+			tc{cmd[0] + " net file", with("--sim", badNet), "bad.net:2", "port 9 out of range"},
+			tc{cmd[0] + " topology file", with("--sim", badTopo), "bad.topo", "H-0000000000000020"},
+			tc{cmd[0] + " missing net file", with("--sim", filepath.Join(dir, "none.net")), "none.net", "no such file"},
+			tc{cmd[0] + " generator spec", with("--sim", "fattree:levels=9"), "--sim", "fattree:levels=9"},
+			tc{cmd[0] + " zero window", with("--sim", mix, "-o", "0"), "-o/--outstanding-smps 0", "must be 1.."},
+			tc{cmd[0] + " absurd window", with("--sim", mix, "-o", "100000"), "-o/--outstanding-smps 100000", "must be 1.."},
+			tc{cmd[0] + " negative timeout", with("--sim", mix, "-t", "-5"), "-t/--timeout -5", "must be 1.."},
+			tc{cmd[0] + " timeout syntax", with("--sim", mix, "-t", "abc"), "-t", "abc"},
+			tc{cmd[0] + " negative retries", with("--sim", mix, "--retries", "-2"), "--retries -2", "must be 0.."},
+			tc{cmd[0] + " unknown flag", with("--bogus"), "bogus", "not defined"},
+		)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runTool(t, tt.args...)
+			if code != exitcode.Usage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitcode.Usage, stderr)
+			}
+			msg := string(stderr)
+			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "ibavtrack: ") {
+				t.Errorf("stderr is not one line starting \"ibavtrack: \":\n%s", msg)
+			}
+			if !strings.Contains(msg, tt.input) || !strings.Contains(msg, tt.msg) {
+				t.Errorf("stderr %q does not name %q and %q", msg, tt.input, tt.msg)
+			}
+			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") {
+				t.Errorf("stack trace on stderr:\n%s", msg)
+			}
+			if len(stdout) != 0 {
+				t.Errorf("stdout not empty:\n%s", stdout)
+			}
+		})
+	}
+	// Nothing was written beside the inputs.
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	left2, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	for _, p := range append(left, left2...) {
+		switch filepath.Base(p) {
+		case "bad.net", "bad.topo":
+		default:
+			t.Errorf("left behind: %s", p)
+		}
+	}
+}

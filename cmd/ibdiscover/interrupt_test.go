@@ -278,20 +278,31 @@ func TestInterruptEmbedded(t *testing.T) {
 				outPath = filepath.Join(t.TempDir(), "topo.txt")
 				args = append(args, outPath)
 			}
-			start := time.Now()
-			p := startTool(t, bin, env, args...)
-			if tt.progress {
-				p.waitLines(t, 100)
-			} else {
-				// The whole discovery takes more than a second; the
-				// start node answers within milliseconds.
-				time.Sleep(300 * time.Millisecond)
+			// Without progress lines there is no sign that the start node
+			// answered: interrupt after a delay, and once more later if
+			// the machine was too slow to get that far (the whole
+			// discovery takes seconds).
+			var p *proc
+			var code int
+			for _, delay := range []time.Duration{300 * time.Millisecond, time.Second, 2 * time.Second} {
+				start := time.Now()
+				p = startTool(t, bin, env, args...)
+				if tt.progress {
+					p.waitLines(t, 100)
+				} else {
+					time.Sleep(delay)
+				}
+				if err := p.cmd.Process.Signal(tt.sig); err != nil {
+					t.Fatalf("signal: %v (exited too early?)", err)
+				}
+				code = p.wait(t)
+				t.Logf("ran %v", time.Since(start).Round(time.Millisecond))
+				early := strings.Contains(strings.Join(p.stderrLines(), "\n"), "before the start node answered")
+				if tt.progress || code != exitcode.Interrupted || !early {
+					break
+				}
+				t.Logf("interrupted before the start node answered after %v; again with a longer delay", delay)
 			}
-			if err := p.cmd.Process.Signal(tt.sig); err != nil {
-				t.Fatalf("signal: %v (exited too early?)", err)
-			}
-			code := p.wait(t)
-			t.Logf("ran %v", time.Since(start).Round(time.Millisecond))
 			if tt.file {
 				if p.stdout.Len() != 0 {
 					t.Errorf("stdout not empty with an output file: %q", head(p.stdout.Bytes()))

@@ -75,7 +75,7 @@ var prField = regexp.MustCompile(`(?m)^\s*(mtu|rate|dlid|slid)\.+(\S+)\s*$`)
 // shim) and returns its MTU and rate codes (selector bits stripped).
 func saPath(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (mtu, rate uint8) {
 	t.Helper()
-	out, errb, code := s.RunTool(t, host, "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
+	out, errb, code := s.RunTool(t, host, "saquery", "-t", "5000", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
 	if code != 0 {
 		t.Fatalf("saquery -p --src-to-dst %d:%d: exit %d\n%s%s", slid, dlid, code, out, errb)
 	}

@@ -95,7 +95,7 @@ func TestCompatIBNetDiscover(t *testing.T) {
 			sim := ibsimtest.Start(t, fab.file, fab.opts...)
 			compare := func(stage string) {
 				for _, host := range fab.hosts {
-					args := []string{"--ibsim", "--ibsim-sockname", sim.SockName, "-m", "-f"}
+					args := []string{"--ibsim", "--ibsim-sockname", sim.SockName, "-m", "-f", "--fixed-timeout"}
 					if host != "" {
 						args = append(args, "--sim-host", host)
 					}

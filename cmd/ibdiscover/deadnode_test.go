@@ -53,8 +53,8 @@ func TestDeadNodeIBSim(t *testing.T) {
 					failed = append(failed, l)
 				}
 			}
-			// NodeInfo is attribute 0x11, named as libibnetdisc names it.
-			node := fmt.Sprintf("DR path 0,2 Attr 0x%x:0", smp.AttrNodeInfo)
+			// NodeInfo is attribute 0x11; the number as libibnetdisc gives it.
+			node := fmt.Sprintf("DR path 0,2 NodeInfo (Attr 0x%x:0)", smp.AttrNodeInfo)
 			if len(failed) != 1 || !strings.HasPrefix(failed[0], "ibdiscover: SMP failed: "+node+": ") {
 				t.Errorf("want exactly one \"ibdiscover: SMP failed: %s: ...\" line, stderr:\n%s", node, stderr)
 			}

@@ -183,7 +183,7 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 			cfg.Host = s.SimHost
 		}
 		cfg.Timeout = s.Timeout
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		c, err := ibsim.Dial(dctx, cfg)
 		if err != nil {

@@ -77,7 +77,12 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 	for _, c := range app.Commands {
 		c.OnUsageError = usage
 	}
-	err := app.RunContext(ctx, Reorder(app, args))
+	args, err := Reorder(app, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", app.Name, err)
+		return exitcode.Usage
+	}
+	err = app.RunContext(ctx, args)
 	if err == nil {
 		return exitcode.OK
 	}
@@ -103,13 +108,16 @@ func firstLine(s string) string {
 // so "ibdiscover topo.txt -f" works like "ibdiscover -f topo.txt"
 // (urfave/cli stops parsing at the first operand). Options keep their
 // relative order; "--" ends the options. With subcommands, the options
-// after the command name are reordered among the command's own.
-func Reorder(app *cli.App, args []string) []string {
+// after the command name are reordered among the command's own. An
+// option that takes a value but ends the line is an error (moved before
+// the operands it would take one of them as its value).
+func Reorder(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	if len(app.Commands) == 0 {
-		return append([]string{args[0]}, reorder(app.Flags, args[1:])...)
+		rest, err := reorder(app.Flags, args[1:])
+		return append([]string{args[0]}, rest...), err
 	}
 	// global options, then the command name, then its arguments
 	takes := valueFlags(app.Flags)
@@ -117,23 +125,23 @@ func Reorder(app *cli.App, args []string) []string {
 		a := args[i]
 		if a == "--" || !isOption(a) {
 			if a == "--" {
-				return args
+				return args, nil
 			}
 			cmd := app.Command(a)
 			if cmd == nil {
-				return args
+				return args, nil
 			}
-			out := append([]string{}, args[:i+1]...)
-			return append(out, reorder(cmd.Flags, args[i+1:])...)
+			rest, err := reorder(cmd.Flags, args[i+1:])
+			return append(append([]string{}, args[:i+1]...), rest...), err
 		}
 		if takes[optName(a)] && !strings.Contains(a, "=") {
 			i++
 		}
 	}
-	return args
+	return args, nil
 }
 
-func reorder(flags []cli.Flag, args []string) []string {
+func reorder(flags []cli.Flag, args []string) ([]string, error) {
 	takes := valueFlags(flags)
 	var opts, operands []string
 	for i := 0; i < len(args); i++ {
@@ -147,12 +155,18 @@ func reorder(flags []cli.Flag, args []string) []string {
 			continue
 		}
 		opts = append(opts, a)
-		if takes[optName(a)] && !strings.Contains(a, "=") && i+1 < len(args) {
+		if takes[optName(a)] && !strings.Contains(a, "=") {
+			if i+1 == len(args) {
+				if len(operands) > 0 {
+					return nil, fmt.Errorf("%s: option requires an argument", a)
+				}
+				break // nothing to take: let the parser say so
+			}
 			i++
 			opts = append(opts, args[i])
 		}
 	}
-	return append(opts, operands...)
+	return append(opts, operands...), nil
 }
 
 func isOption(a string) bool { return len(a) > 1 && a[0] == '-' }

@@ -73,6 +73,13 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("stderr %q", errb.String())
 	}
 	errb.Reset()
+	if code := Run(context.Background(), testApp(&got), []string{"tool", "out.txt", "-from"}, &errb); code != exitcode.Usage {
+		t.Errorf("dangling option: exit %d, want %d", code, exitcode.Usage)
+	}
+	if errb.String() != "tool: -from: option requires an argument\n" {
+		t.Errorf("dangling option: stderr %q", errb.String())
+	}
+	errb.Reset()
 	if code := Run(context.Background(), testApp(&got), []string{"tool", "-hops", "x"}, &errb); code != exitcode.Usage {
 		t.Errorf("bad flag value: exit %d, want %d", code, exitcode.Usage)
 	}

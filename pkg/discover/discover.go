@@ -105,7 +105,7 @@ type SMPError struct {
 }
 
 func (e *SMPError) Error() string {
-	return fmt.Sprintf("DR path %s Attr 0x%x:%d: %v", e.Path, e.Attr, e.Mod, e.Err)
+	return fmt.Sprintf("DR path %s %s (Attr 0x%x:%d): %v", e.Path, smp.AttrName(e.Attr), e.Attr, e.Mod, e.Err)
 }
 
 // Unwrap returns the underlying error.

@@ -1,6 +1,9 @@
 package smp
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // SMP attribute IDs.
 const (
@@ -233,4 +236,40 @@ func bit(v bool, mask byte) byte {
 		return mask
 	}
 	return 0
+}
+
+// AttrName names an SMP attribute as the IB specification does
+// ("NodeInfo"), or "0x<id>" for one this package does not know.
+func AttrName(id uint16) string {
+	switch id {
+	case AttrNodeDescription:
+		return "NodeDescription"
+	case AttrNodeInfo:
+		return "NodeInfo"
+	case AttrSwitchInfo:
+		return "SwitchInfo"
+	case AttrGUIDInfo:
+		return "GUIDInfo"
+	case AttrPortInfo:
+		return "PortInfo"
+	case AttrPKeyTable:
+		return "P_KeyTable"
+	case AttrSLtoVLMappingTable:
+		return "SLtoVLMappingTable"
+	case AttrVLArbitrationTable:
+		return "VLArbitrationTable"
+	case AttrLinearForwardingTable:
+		return "LinearForwardingTable"
+	case AttrRandomForwardingTable:
+		return "RandomForwardingTable"
+	case AttrMulticastFwdTable:
+		return "MulticastForwardingTable"
+	case AttrSMInfo:
+		return "SMInfo"
+	case AttrPortInfoExtended:
+		return "PortInfoExtended"
+	case AttrMlnxExtPortInfo:
+		return "MlnxExtendedPortInfo"
+	}
+	return "0x" + strconv.FormatUint(uint64(id), 16)
 }

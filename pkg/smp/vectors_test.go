@@ -352,3 +352,11 @@ func portInfoFields(p *PortInfo) map[string]string {
 		"LinkSpeedExtEnabled":             LinkSpeedExtEnabledText(p.LinkSpeedExtEnabled),
 	}
 }
+
+func TestAttrName(t *testing.T) {
+	for id, want := range map[uint16]string{AttrNodeInfo: "NodeInfo", AttrPortInfo: "PortInfo", AttrMlnxExtPortInfo: "MlnxExtendedPortInfo", 0x1234: "0x1234"} {
+		if got := AttrName(id); got != want {
+			t.Errorf("AttrName(0x%x) = %q, want %q", id, got, want)
+		}
+	}
+}

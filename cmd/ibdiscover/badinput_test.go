@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 )
 
@@ -67,33 +68,11 @@ func TestBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, code := runOurs(t, tt.args...)
-			if code != exitcode.Usage {
-				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitcode.Usage, stderr)
-			}
-			msg := string(stderr)
-			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "ibdiscover: ") {
-				t.Errorf("stderr is not one line starting \"ibdiscover: \":\n%s", msg)
-			}
-			if !strings.Contains(msg, tt.input) || !strings.Contains(msg, tt.msg) {
-				t.Errorf("stderr %q does not name %q and %q", msg, tt.input, tt.msg)
-			}
-			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine") {
-				t.Errorf("stack trace on stderr:\n%s", msg)
-			}
-			if len(stdout) != 0 {
-				t.Errorf("stdout not empty:\n%s", stdout)
-			}
+			clitest.BadInput(t, "ibdiscover", stdout, stderr, code, tt.input, tt.msg)
 		})
 	}
 	// Nothing half-written was left behind.
-	left, _ := filepath.Glob(filepath.Join(dir, "*"))
-	for _, p := range left {
-		switch filepath.Base(p) {
-		case "bad.net", "bad.topo", "bad.map", "junk.cache", "short.cache":
-		default:
-			t.Errorf("left behind: %s", p)
-		}
-	}
+	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map", "junk.cache", "short.cache")
 }
 
 // TestNoDevice: with no transport flag and no InfiniBand device, one line

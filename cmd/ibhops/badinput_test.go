@@ -3,10 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 )
 
 // TestBadInput: every bad input gets one line on stderr starting
@@ -82,32 +81,9 @@ func TestBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, code := runOurs(t, tt.args...)
-			if code != exitcode.Usage {
-				t.Errorf("exit %d, want %d; stderr:\n%s", code, exitcode.Usage, stderr)
-			}
-			msg := string(stderr)
-			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "ibhops: ") {
-				t.Errorf("stderr is not one line starting \"ibhops: \":\n%s", msg)
-			}
-			if !strings.Contains(msg, tt.input) || !strings.Contains(msg, tt.msg) {
-				t.Errorf("stderr %q does not name %q and %q", msg, tt.input, tt.msg)
-			}
-			if strings.Contains(msg, "panic") || strings.Contains(msg, "goroutine ") {
-				t.Errorf("stack trace on stderr:\n%s", msg)
-			}
-			if len(stdout) != 0 {
-				t.Errorf("stdout not empty:\n%s", stdout)
-			}
+			clitest.BadInput(t, "ibhops", stdout, stderr, code, tt.input, tt.msg)
 		})
 	}
 	// Nothing half-written was left behind.
-	left, _ := filepath.Glob(filepath.Join(dir, "*"))
-	left2, _ := filepath.Glob(filepath.Join(dir, ".*"))
-	for _, p := range append(left, left2...) {
-		switch filepath.Base(p) {
-		case "bad.net", "bad.topo", "bad.map":
-		default:
-			t.Errorf("left behind: %s", p)
-		}
-	}
+	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map")
 }

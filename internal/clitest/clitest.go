@@ -1,0 +1,53 @@
+// Package clitest holds the assertions the commands' tests share: how a
+// bad input must be reported, and that nothing was left behind.
+package clitest
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+)
+
+// BadInput checks one run of tool on a bad input: exit status 2, one line
+// on stderr starting "<tool>: " that contains input and msg, no stack
+// trace, nothing on stdout.
+func BadInput(t testing.TB, tool string, stdout, stderr []byte, code int, input, msg string) {
+	t.Helper()
+	if code != exitcode.Usage {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitcode.Usage, stderr)
+	}
+	s := string(stderr)
+	if strings.Count(s, "\n") != 1 || !strings.HasPrefix(s, tool+": ") {
+		t.Errorf("stderr is not one line starting %q:\n%s", tool+": ", s)
+	}
+	if !strings.Contains(s, input) || !strings.Contains(s, msg) {
+		t.Errorf("stderr %q does not name %q and %q", s, input, msg)
+	}
+	if strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
+		t.Errorf("stack trace on stderr:\n%s", s)
+	}
+	if len(stdout) != 0 {
+		t.Errorf("stdout not empty:\n%s", stdout)
+	}
+}
+
+// NoLeftovers fails t for every file in dir (hidden ones included) that
+// is not one of keep.
+func NoLeftovers(t testing.TB, dir string, keep ...string) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	for _, p := range append(left, hidden...) {
+		found := false
+		for _, k := range keep {
+			if filepath.Base(p) == k {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("left behind: %s", p)
+		}
+	}
+}

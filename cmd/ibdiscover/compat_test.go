@@ -13,6 +13,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
+	"github.com/ibfabric/ibdiag/pkg/netfile"
 )
 
 // compatFabric is a fabric the real tools are compared on, with the
@@ -41,7 +42,57 @@ func compatFabrics(t *testing.T) []compatFabric {
 		fabs = append(fabs, compatFabric{file: abs, hosts: f.hosts, osmHost: f.osmHost,
 			opts: []ibsimtest.Option{ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536)}})
 	}
+	// A generated fat tree of a few hundred nodes (324), written as an
+	// ibsim net file.
+	fabs = append(fabs, compatFabric{file: generated(t, "fattree:levels=2,radix=24"), hosts: []string{"", "L5"}, osmHost: "H0",
+		opts: []ibsimtest.Option{ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536)}})
 	return fabs
+}
+
+// generated writes a generator spec's fabric as an ibsim net file.
+func generated(t *testing.T, spec string) string {
+	t.Helper()
+	nf, err := netfile.Generate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := nf.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "fattree.net")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSMPsOnBigFatTree: on a generated fat tree of 2,144 nodes served by
+// ibsim, ibdiscover prints what ibnetdiscover prints with at least 10%
+// fewer SMPs (the README records both counts).
+func TestSMPsOnBigFatTree(t *testing.T) {
+	ibsimtest.Require(t)
+	if testing.Short() {
+		t.Skip("short")
+	}
+	sim := ibsimtest.Start(t, generated(t, "fattree:levels=2,radix=64"),
+		ibsimtest.Nodes(4096), ibsimtest.Switches(512), ibsimtest.Ports(20000))
+	ours, stderr, code := runOurs(t, "--ibsim", "--ibsim-sockname", sim.SockName, "--sim-host", "H0", "-m", "--fixed-timeout")
+	if code != 0 {
+		t.Fatalf("ibdiscover exit %d: %s", code, stderr)
+	}
+	theirs, terr, tcode := sim.RunTool(t, "H0", "ibnetdiscover", "-m")
+	if tcode != 0 {
+		t.Fatalf("ibnetdiscover exit %d: %s", tcode, terr)
+	}
+	if o, th := stripMADs(stripDate(ours)), stripMADs(stripDate(theirs)); o != th {
+		t.Errorf("ibdiscover differs from ibnetdiscover:\n%s", golden.LineDiff(th, o))
+	}
+	oc, tc := madsUsed(ours), madsUsed(theirs)
+	if float64(oc) > 0.9*float64(tc) {
+		t.Errorf("ibdiscover used %d SMPs, ibnetdiscover %d: not 10%% fewer", oc, tc)
+	}
+	t.Logf("2,144 nodes: ibdiscover %d SMPs, ibnetdiscover %d", oc, tc)
 }
 
 // ownFabrics are the testdata fabrics compared with the real tools.

@@ -105,6 +105,7 @@ var ownFabrics = []struct {
 	{"chain10.net", []string{"", "c5"}, "hA"},
 	{"dualhomed.net", []string{"", "swB"}, "dual"},
 	{"fattree2.net", []string{"", "S0"}, "H0"},
+	{"fattree3.net", []string{"", "A0"}, "H0"},
 	{"faults.net", []string{""}, "h1"},
 	{"loop.net", []string{"", "sw2"}, "h1"},
 	{"mixed.net", []string{"", "H-0011750000000e00"}, "H-0c42a10300000a00"},

@@ -31,7 +31,8 @@ type Querier struct {
 	// a first attempt waits only a retransmission timeout estimated from
 	// the round trips seen so far (see rto), so an SMP lost on the way
 	// (a switch SMA drops SMPs that arrive while it is busy) costs a short
-	// wait, not a whole Timeout; later attempts wait the full Timeout.
+	// wait, not a whole Timeout; it is then resent with the full Timeout,
+	// and Retries more times after that.
 	FixedTimeout bool
 
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
@@ -109,7 +110,10 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	}
 	resp := &w.Resp
 	var err error
-	for attempt := 0; attempt <= q.Retries; attempt++ {
+	// A first attempt cut short by the estimated timeout does not use up
+	// a retry: the SMP still gets Retries attempts of the full Timeout.
+	attempts := q.Retries + 1
+	for attempt := 0; attempt < attempts; attempt++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -124,7 +128,9 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		w.Sent = time.Now()
 		wait := timeout
 		if attempt == 0 && !q.FixedTimeout {
-			wait = q.rto(timeout)
+			if wait = q.rto(timeout); wait < timeout {
+				attempts++
+			}
 		}
 		actx, cancel := context.WithTimeout(ctx, wait)
 		err = q.Transport.Exchange(actx, dlid, w.Buf[:], resp[:])

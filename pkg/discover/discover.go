@@ -230,7 +230,6 @@ type engine struct {
 	mu       sync.Mutex // guards problems
 	problems []Problem
 
-	level  map[*model.Node]int
 	entry  map[*model.Node]uint8 // port by which the node was first reached
 	levels int
 	full   bool // a new node was refused at MaxNodes
@@ -259,7 +258,6 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
 		fab:      model.NewFabric(),
-		level:    make(map[*model.Node]int),
 		entry:    make(map[*model.Node]uint8),
 		answered: make(map[*model.PhysPort]uint64),
 	}
@@ -292,7 +290,7 @@ func (e *engine) run(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", ErrStart, err)
 	}
 	start.ok = true
-	cur, again := e.accept(ctx, []*probe{start}, 0)
+	cur, again := e.accept(ctx, []*probe{start})
 	for d := 0; len(cur) > 0 || len(again) > 0; d++ {
 		if err := e.read(ctx, cur, again); err != nil {
 			return err
@@ -323,7 +321,7 @@ func (e *engine) run(ctx context.Context) error {
 				return err
 			})
 			// take what answered, also when stopping
-			fresh, revisit := e.accept(ctx, probes, d+1)
+			fresh, revisit := e.accept(ctx, probes)
 			cur, again = append(cur, fresh...), append(again, revisit...)
 			if err != nil {
 				return err
@@ -464,9 +462,9 @@ func (e *engine) candidates(c *cursor, max int) []*probe {
 }
 
 // accept takes the answers of one level's probes into the graph, in
-// canonical order, and returns the nodes new at level d and the ports of
+// canonical order, and returns the nodes new at the next level and the ports of
 // known CAs and routers reached for the first time.
-func (e *engine) accept(ctx context.Context, probes []*probe, d int) ([]*model.Node, []portRead) {
+func (e *engine) accept(ctx context.Context, probes []*probe) ([]*model.Node, []portRead) {
 	var fresh []*model.Node
 	var revisit []portRead
 	for _, p := range probes {
@@ -526,7 +524,6 @@ func (e *engine) accept(ctx context.Context, probes []*probe, d int) ([]*model.N
 		if err != nil {
 			continue
 		}
-		e.level[n] = d
 		e.entry[n] = q
 		pg := ni.PortGUID
 		pp := n.EnsurePort(int(q), pg)
@@ -674,20 +671,6 @@ func (e *engine) progress(path smp.DRPath, isNew bool, n *model.Node, q uint8) {
 		port = 0
 	}
 	e.cfg.Progress(Progress{Path: path, New: isNew, Node: n, Port: port, Nodes: len(e.fab.Nodes), SMPs: e.q.SMPs()})
-}
-
-// Level returns the hop count of n from the start node, or -1 when n was
-// not found by this engine (e.g. a loaded fabric).
-func (r *Result) Level(n *model.Node) int {
-	// Levels are recomputed from the graph: BFS over links from From.
-	if r.Fabric == nil || r.Fabric.From == nil {
-		return -1
-	}
-	dist := Distances(r.Fabric, r.Fabric.From)
-	if d, ok := dist[n]; ok {
-		return d
-	}
-	return -1
 }
 
 // Distances returns the hop count of every node reachable from start over

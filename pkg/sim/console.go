@@ -106,6 +106,21 @@ func (f *Fabric) nodePorts(n int32) (int32, int32) {
 	return d.base, d.base + cnt
 }
 
+// targetPorts is the index range of port of node id, or of all its ports
+// when port < 0 (see target for lo).
+func (f *Fabric) targetPorts(id string, port, lo int) (int32, int32, error) {
+	n, err := f.target(id, port, lo)
+	if err != nil {
+		return 0, 0, err
+	}
+	if port >= 0 {
+		i := f.portIndex(n, port)
+		return i, i + 1, nil
+	}
+	first, end := f.nodePorts(n)
+	return first, end, nil
+}
+
 // SetErrorRate makes port (or every port of the node when port < 0; on a
 // switch port 0 included) drop packets with probability rate percent, as
 // the console's Error command. attr 0 drops every packet entering the port,
@@ -117,14 +132,9 @@ func (f *Fabric) SetErrorRate(id string, port, rate int, attr uint16) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, err := f.target(id, port, 0)
+	lo, hi, err := f.targetPorts(id, port, 0)
 	if err != nil {
 		return err
-	}
-	lo, hi := f.nodePorts(n)
-	if port >= 0 {
-		lo = f.portIndex(n, port)
-		hi = lo + 1
 	}
 	for i := lo; i < hi; i++ {
 		f.ports[i].errRate, f.ports[i].errAttr = uint8(rate), attr
@@ -179,14 +189,9 @@ func (f *Fabric) Unlink(id string, port int) error {
 func (f *Fabric) Clear(id string, port int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, err := f.target(id, port, 1)
+	lo, hi, err := f.targetPorts(id, port, 1)
 	if err != nil {
 		return err
-	}
-	lo, hi := f.nodePorts(n)
-	if port >= 0 {
-		lo = f.portIndex(n, port)
-		hi = lo + 1
 	}
 	for i := lo; i < hi; i++ {
 		pp := &f.ports[i]

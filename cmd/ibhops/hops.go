@@ -63,7 +63,8 @@ func (t *tool) describe(p *model.Port) string {
 // logicalPorts returns the fabric's logical ports with a LID, by base LID.
 func logicalPorts(f *model.Fabric) []*model.Port {
 	var out []*model.Port
-	for l := uint32(1); l <= uint32(f.MaxLID()); l++ {
+	maxLID := uint32(f.MaxLID()) // a scan of the LID map: once, not per LID
+	for l := uint32(1); l <= maxLID; l++ {
 		if p := f.PortByLID(uint16(l)); p != nil && p.BaseLID() == uint16(l) {
 			out = append(out, p)
 		}

@@ -182,7 +182,6 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 		Errors:   e.q.Errors(),
 		Problems: e.problems,
 		Levels:   e.levels,
-		MaxHops:  e.levels + int(cfg.From.Len()),
 	}
 	if ctx.Err() != nil {
 		// the caller stopped us: what was found so far is the result

@@ -468,11 +468,9 @@ func (c *Client) Close() error {
 		c.data.Close()
 		c.ctl.Close()
 		<-c.readerDone
-		c.mu.Lock()
-		for k := range c.pending {
-			delete(c.pending, k)
-		}
-		c.mu.Unlock()
+		// Exchanges still waiting see c.closed and remove their own
+		// entries: taking them out here would make a waiter believe its
+		// reply had arrived and wait for it forever.
 	})
 	return c.closeErr
 }

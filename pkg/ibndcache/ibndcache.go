@@ -97,32 +97,78 @@ func smalid(n *model.Node) (uint16, uint8) {
 	return 0, 0
 }
 
-// cachedPorts are the ports of n that get a record: those whose PortInfo
-// was read (libibnetdisc registers a port only then), by port number.
-func cachedPorts(n *model.Node) []*model.PhysPort {
+// serializer decides which ports get a record. A port is serialized when
+// its PortInfo was read (libibnetdisc registers a port only then), it is
+// the port its node holds under its number, its node is the fabric's node
+// of that GUID, and no earlier node (discovery order) holds a serialized
+// port with the same port GUID and number (the loaders look ports up by
+// that key). Node port keys and remote-port references are written only
+// for serialized ports, as rdma-core's fixed writer does (PR 1767), so
+// every cache loads in ibnetdiscover 44 whatever the discovery missed:
+// shell ports reached by NodeInfo whose PortInfo failed, links to them,
+// and twins of a duplicated GUID are left out.
+type serializer struct {
+	f     *model.Fabric
+	owner map[portKey]*model.Node
+}
+
+func newSerializer(f *model.Fabric) *serializer {
+	s := &serializer{f: f, owner: make(map[portKey]*model.Node)}
+	for _, n := range f.Nodes {
+		if f.NodeByGUID(n.GUID()) != n {
+			continue
+		}
+		for i, p := range n.Ports {
+			if p == nil || !p.HasInfo || p.Node != n || int(p.Num) != i {
+				continue
+			}
+			k := portKey{p.GUID, p.Num}
+			if _, taken := s.owner[k]; !taken {
+				s.owner[k] = n
+			}
+		}
+	}
+	return s
+}
+
+// serialized reports whether p gets a port record.
+func (s *serializer) serialized(p *model.PhysPort) bool {
+	if p == nil || !p.HasInfo || p.Node == nil || p.Node.Port(int(p.Num)) != p {
+		return false
+	}
+	return s.owner[portKey{p.GUID, p.Num}] == p.Node && s.f.NodeByGUID(p.Node.GUID()) == p.Node
+}
+
+// ports returns the serialized ports of n by port number.
+func (s *serializer) ports(n *model.Node) []*model.PhysPort {
 	var out []*model.PhysPort
 	for _, p := range n.Ports {
-		if p != nil && p.HasInfo {
+		if s.serialized(p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// Marshal encodes f as an ibnetdiscover cache.
+// Marshal encodes f as an ibnetdiscover cache. Ports are written only as
+// far as they are known (see serializer): the result always loads, in
+// Unmarshal and in ibnetdiscover 44, also for a partial discovery.
 func Marshal(f *model.Fabric) ([]byte, error) {
 	if f.From == nil {
 		return nil, errors.New("ibnetdiscover cache: fabric has no start node")
 	}
+	s := newSerializer(f)
+	perNode := make([][]*model.PhysPort, len(f.Nodes))
 	size := HeaderLen
 	nports := 0
-	for _, n := range f.Nodes {
-		k := len(cachedPorts(n))
-		if k > 255 {
-			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), k)
+	for i, n := range f.Nodes {
+		ports := s.ports(n)
+		if len(ports) > 255 {
+			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), len(ports))
 		}
-		size += NodeLen + PortKeyLen*k
-		nports += k
+		perNode[i] = ports
+		size += NodeLen + PortKeyLen*len(ports)
+		nports += len(ports)
 	}
 	size += PortLen * nports
 	b := make([]byte, 0, size)
@@ -154,7 +200,7 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 		b = append(b, n.Type(), n.Info.NumPorts)
 		b = append(b, n.RawInfo[:]...)
 		b = append(b, n.Desc[:]...)
-		ports := cachedPorts(n)
+		ports := perNode[i]
 		b = append(b, uint8(len(ports)))
 		for _, p := range ports {
 			b = le.AppendUint64(b, p.GUID)
@@ -163,8 +209,8 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 	}
 	// Ports enter the hash in discovery order (node by node, port
 	// numbers ascending); each bucket lists the newest first.
-	for _, n := range f.Nodes {
-		for _, p := range cachedPorts(n) {
+	for _, ports := range perNode {
+		for _, p := range ports {
 			h := hashGUID(p.GUID)
 			buckets[h] = append(buckets[h], p)
 		}
@@ -178,7 +224,7 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 			b = append(b, p.LMC())
 			b = append(b, p.RawInfo[:]...)
 			b = le.AppendUint64(b, p.Node.GUID())
-			if r := p.Remote; r != nil {
+			if r := p.Remote; r != nil && s.serialized(r) {
 				b = append(b, 1)
 				b = le.AppendUint64(b, r.GUID)
 				b = append(b, r.Num)
@@ -225,9 +271,12 @@ type nodeRec struct {
 }
 
 // Unmarshal decodes a cache into a fabric whose Nodes are in discovery
-// order. Like rdma-core v64 it skips port keys that have no port record
-// (caches written by v44 after PortInfo timeouts) and port numbers beyond
-// NumPorts; anything else inconsistent is an error.
+// order. Like rdma-core since PR 1767 it loads incomplete caches (written
+// by ibnetdiscover 44 after PortInfo timeouts) tolerantly: it skips port
+// keys without a port record, port numbers beyond NumPorts, port records
+// no node claims and links to ports that were not attached. Every length,
+// count and port number is checked; anything else inconsistent is an
+// error.
 func Unmarshal(b []byte) (*model.Fabric, error) {
 	ferr := func(off int, err error, format string, a ...any) error {
 		return &FormatError{Offset: int64(off), Err: err, Detail: fmt.Sprintf(format, a...)}
@@ -333,50 +382,46 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 	f.FromPort = from.node.Info.LocalPortNum
 	f.MaxHops = int(maxHops)
 
-	// Every port record belongs to a node; build the physical ports.
-	for i := range ports {
-		p := &ports[i]
-		if byKey[p.key] != p {
-			continue // shadowed by a later record with the same key
-		}
-		nr, ok := byGUID[p.node]
-		if !ok {
-			return nil, ferr(int(p.off+77), ErrCorrupt, "port 0x%016x[%d] belongs to node 0x%016x, which is not in the file", p.key.guid, p.key.num, p.node)
-		}
-		pp := &model.PhysPort{Node: nr.node, Num: p.key.num, GUID: p.key.guid, Healthy: true}
-		if err := pp.SetInfo(p.info); err != nil {
-			return nil, ferr(int(p.off+13), ErrCorrupt, "port 0x%016x[%d] PortInfo: %v", p.key.guid, p.key.num, err)
-		}
-		p.phys = pp
-	}
-	// Attach ports to their nodes through the nodes' keys.
+	// Attach ports to their nodes through the nodes' keys. A key without
+	// a record (caches written by ibnetdiscover 44 after PortInfo
+	// timeouts) or with a port number beyond NumPorts is skipped, as
+	// rdma-core does since PR 1767; a port claimed twice or by a node
+	// other than its owner is corrupt.
 	for i := range nodes {
 		nr := &nodes[i]
 		for _, k := range nr.keys {
 			p := byKey[k]
-			if p == nil || p.phys == nil || int(k.num) > nr.node.NumPorts() {
-				continue // v44 shell port without a record; bad number
+			if p == nil || int(k.num) > nr.node.NumPorts() {
+				continue
 			}
 			if p.used {
 				return nil, ferr(int(nr.off), ErrCorrupt, "port 0x%016x[%d] claimed by two nodes", k.guid, k.num)
 			}
-			if p.phys.Node != nr.node {
-				return nil, ferr(int(nr.off), ErrCorrupt, "node 0x%016x lists port 0x%016x[%d] of node 0x%016x", nr.node.GUID(), k.guid, k.num, p.phys.Node.GUID())
+			owner, ok := byGUID[p.node]
+			if !ok {
+				return nil, ferr(int(p.off+77), ErrCorrupt, "port 0x%016x[%d] belongs to node 0x%016x, which is not in the file", p.key.guid, p.key.num, p.node)
 			}
-			p.used = true
-			nr.node.Ports[k.num] = p.phys
+			if owner.node != nr.node {
+				return nil, ferr(int(nr.off), ErrCorrupt, "node 0x%016x lists port 0x%016x[%d] of node 0x%016x", nr.node.GUID(), k.guid, k.num, p.node)
+			}
+			pp := &model.PhysPort{Node: nr.node, Num: k.num, GUID: k.guid, Healthy: true}
+			if err := pp.SetInfo(p.info); err != nil {
+				return nil, ferr(int(p.off+13), ErrCorrupt, "port 0x%016x[%d] PortInfo: %v", k.guid, k.num, err)
+			}
+			p.phys, p.used = pp, true
+			nr.node.Ports[k.num] = pp
 		}
 	}
+	// Link the ports that were attached. Port records no node claims are
+	// ignored, and so is a link to a port that has no attached record.
 	for i := range ports {
 		p := &ports[i]
-		if p.phys == nil || !p.remote {
+		if !p.used || !p.remote {
 			continue
 		}
-		r := byKey[p.rkey]
-		if r == nil || r.phys == nil {
-			return nil, ferr(int(p.off+85), ErrCorrupt, "port 0x%016x[%d] is linked to port 0x%016x[%d], which is not in the file", p.key.guid, p.key.num, p.rkey.guid, p.rkey.num)
+		if r := byKey[p.rkey]; r != nil && r.used {
+			p.phys.Remote = r.phys
 		}
-		p.phys.Remote = r.phys
 	}
 	// Register logical ports (GUIDs and LIDs) in discovery order.
 	for _, n := range f.Nodes {

@@ -3,7 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/golden"
@@ -120,4 +120,51 @@ func simArgs(net, host string) []string {
 	return a
 }
 
-var _ = strings.TrimSpace
+// TestPartialCacheLoadsInIBNetDiscover: caches written by partial
+// discoveries of the embedded simulator (random drops without retries, a
+// dead switch, a node whose NodeInfo answers change) load in
+// ibnetdiscover 44, which prints from them what our --load-cache prints.
+func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
+	ibsimtest.Require(t)
+	// ibnetdiscover opens its port before reading the cache: any ibsim.
+	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	dir := t.TempDir()
+	specs := []string{
+		"fattree:levels=2,radix=16;Drop 5",
+		"fattree:levels=2,radix=16;Drop 10",
+		"fattree:levels=2,radix=16;Drop 15",
+		`fattree:levels=2,radix=16;Kill "S2"`,
+		`fattree:levels=2,radix=8;Error "L1" 100 21`,
+		`fattree:levels=2,radix=8;Inconsistent "L3" portguid 2`,
+		`fattree:levels=2,radix=8;Inconsistent "L3" numports 2`,
+	}
+	partial := 0
+	for i, spec := range specs {
+		cache := filepath.Join(dir, strconv.Itoa(i)+".cache")
+		_, e, code := runOurs(t, "--sim", spec, "-t", "20", "--retries", "0", "--cache", cache)
+		switch code {
+		case 0:
+		case 3:
+			partial++
+		default:
+			t.Fatalf("%s: exit %d: %s", spec, code, e)
+		}
+		for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
+			args := append([]string{"--load-cache", cache}, extra...)
+			theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", args...)
+			if tcode != 0 {
+				t.Fatalf("%s: ibnetdiscover %v: exit %d: %s", spec, args, tcode, terr)
+			}
+			ours, oerr, code := runOurs(t, args...)
+			if code != 0 {
+				t.Fatalf("%s: ibdiscover %v: exit %d: %s", spec, args, code, oerr)
+			}
+			if o, th := stripDate(ours), stripDate(theirs); o != th {
+				t.Errorf("%s %v: --load-cache differs from ibnetdiscover:\n%s", spec, extra, golden.LineDiff(th, o))
+			}
+		}
+	}
+	if partial < 3 {
+		t.Errorf("only %d of %d discoveries were partial", partial, len(specs))
+	}
+}

@@ -22,6 +22,7 @@
 package ibndcache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ var (
 	ErrVersion   = errors.New("unsupported cache version")
 	ErrTruncated = errors.New("truncated")
 	ErrCorrupt   = errors.New("corrupted")
+	ErrTooLarge  = errors.New("too large")
+	ErrIsDir     = errors.New("is a directory")
 )
 
 // FormatError is a cache file that cannot be loaded: it names the file,
@@ -285,11 +288,15 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 		return nil, &FormatError{Offset: -1, Err: ErrEmpty}
 	}
 	le := binary.LittleEndian
-	if len(b) < 4 || le.Uint32(b) != Magic {
-		var m uint32
-		if len(b) >= 4 {
-			m = le.Uint32(b)
-		}
+	var magic [4]byte
+	le.PutUint32(magic[:], Magic)
+	if len(b) < 4 && bytes.Equal(b, magic[:len(b)]) {
+		return nil, ferr(len(b), ErrTruncated, "header is %d bytes, want %d", len(b), HeaderLen)
+	}
+	if len(b) < 4 {
+		return nil, ferr(0, ErrMagic, "%d-byte file", len(b))
+	}
+	if m := le.Uint32(b); m != Magic {
 		return nil, ferr(0, ErrMagic, "magic 0x%08x, want 0x%08x", m, uint32(Magic))
 	}
 	if len(b) < HeaderLen {
@@ -434,26 +441,66 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 	return f, nil
 }
 
-// Read decodes a whole cache from r.
-func Read(r io.Reader) (*model.Fabric, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
+// MaxSize is the largest cache Read and Load accept: 1 GiB, about three
+// times the cache of a 1,048,576-node fabric (discover.DefaultMaxNodes).
+// Reading stops at the size the header's counts allow, so a device or
+// FIFO that never ends (/dev/zero) is never read past it.
+const MaxSize = 1 << 30
+
+// Read decodes a cache from r, reading no more than the header's node and
+// port counts can need (and never more than MaxSize bytes); whatever
+// follows is ignored, as ibnetdiscover does.
+func Read(r io.Reader) (*model.Fabric, error) { return read(r, MaxSize) }
+
+func read(r io.Reader, max int64) (*model.Fabric, error) {
+	hdr := make([]byte, HeaderLen)
+	n, err := io.ReadFull(r, hdr)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, err
 	}
-	return Unmarshal(b)
+	if n < HeaderLen {
+		return Unmarshal(hdr[:n]) // empty, bad magic or truncated
+	}
+	if _, err := Unmarshal(hdr); err != nil && !errors.Is(err, ErrTruncated) {
+		return nil, err // bad magic or version
+	}
+	le := binary.LittleEndian
+	nodes, ports := uint64(le.Uint32(hdr[8:])), uint64(le.Uint32(hdr[12:]))
+	least := HeaderLen + nodes*NodeLen + ports*PortLen
+	most := least + nodes*255*PortKeyLen
+	if least > uint64(max) {
+		return nil, &FormatError{Offset: 8, Err: ErrTooLarge,
+			Detail: fmt.Sprintf("%d nodes and %d ports need at least %d bytes, more than the %d-byte limit", nodes, ports, least, max)}
+	}
+	limit := min(most, uint64(max)+1) // one byte past max tells "too large"
+	var buf bytes.Buffer
+	buf.Write(hdr)
+	if _, err := io.Copy(&buf, io.LimitReader(r, int64(limit)-HeaderLen)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > max {
+		return nil, &FormatError{Offset: max, Err: ErrTooLarge, Detail: fmt.Sprintf("larger than the %d-byte limit", max)}
+	}
+	return Unmarshal(buf.Bytes())
 }
 
-// Load reads the cache in file; errors name the file.
+// Load reads the cache in file (see Read); errors name the file.
 func Load(file string) (*model.Fabric, error) {
-	b, err := os.ReadFile(file)
+	fh, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	f, err := Unmarshal(b)
+	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		return nil, &FormatError{File: file, Offset: -1, Err: ErrIsDir}
+	}
+	f, err := Read(fh)
 	if err != nil {
 		var fe *FormatError
 		if errors.As(err, &fe) {
 			fe.File = file
+		} else {
+			err = fmt.Errorf("%s: %w", file, err)
 		}
 		return nil, err
 	}

@@ -219,13 +219,25 @@ func TestCacheErrors(t *testing.T) {
 		"text":      []byte("#\n# Topology file\n"),
 		"truncated": good[:1000],
 		"version":   append(append([]byte{}, good[:4]...), append([]byte{9, 0, 0, 0}, good[8:]...)...),
+		"magic1":    good[:1],
+		"magic3":    good[:3],
+		"/dev/zero": nil,
+		"dir":       nil,
 	}
 	want := map[string]string{
 		"empty": "empty file", "text": "bad magic", "truncated": "truncated", "version": "unsupported cache version",
+		"magic1": "truncated", "magic3": "truncated", "/dev/zero": "bad magic", "dir": "is a directory",
 	}
 	for name, b := range files {
 		p := filepath.Join(dir, name+".cache")
-		os.WriteFile(p, b, 0o644)
+		switch name {
+		case "/dev/zero":
+			p = name
+		case "dir":
+			p = t.TempDir()
+		default:
+			os.WriteFile(p, b, 0o644)
+		}
 		for _, flag := range []string{"--load-cache", "--diff"} {
 			args := []string{flag, p}
 			if flag == "--diff" {

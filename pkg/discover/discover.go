@@ -365,7 +365,16 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 		} else if IsStop(err) {
 			return err
 		}
-		for p := 0; p <= n.NumPorts(); p++ {
+		// As libibnetdisc, the external ports are read only once port 0
+		// answered: without it a switch keeps only the ports it was
+		// reached through.
+		if err := e.readPort(ctx, n, 0, n.Path); err != nil {
+			if IsStop(err) {
+				return err
+			}
+			return nil
+		}
+		for p := 1; p <= n.NumPorts(); p++ {
 			if err := e.readPort(ctx, n, uint8(p), n.Path); IsStop(err) {
 				return err
 			}
@@ -375,20 +384,19 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 }
 
 // readPort reads PortInfo (and the Mellanox ExtendedPortInfo where
-// ibnetdiscover would) of port num of n along path.
+// ibnetdiscover would) of port num of n along path. As in libibnetdisc,
+// a port comes into being only when its PortInfo answers (or, as a shell
+// without PortInfo, when a NodeInfo answered through it): a failed
+// PortInfo leaves no port behind.
 func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path smp.DRPath) error {
-	pp := n.Port(int(num))
-	if pp == nil {
-		guid := n.Info.PortGUID
-		pp = n.EnsurePort(int(num), guid)
-		if pp == nil {
-			return nil
-		}
+	if num > n.Info.NumPorts {
+		return nil
 	}
 	var buf [smp.DataSize]byte
 	if err := e.q.Get(ctx, path, smp.AttrPortInfo, uint32(num), buf[:]); err != nil {
 		return err
 	}
+	pp := n.EnsurePort(int(num), n.Info.PortGUID)
 	if err := pp.SetInfo(buf[:]); err != nil {
 		return err
 	}

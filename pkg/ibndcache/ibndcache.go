@@ -22,6 +22,7 @@
 package ibndcache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ var (
 	ErrVersion   = errors.New("unsupported cache version")
 	ErrTruncated = errors.New("truncated")
 	ErrCorrupt   = errors.New("corrupted")
+	ErrTooLarge  = errors.New("too large")
+	ErrIsDir     = errors.New("is a directory")
 )
 
 // FormatError is a cache file that cannot be loaded: it names the file,
@@ -97,32 +100,78 @@ func smalid(n *model.Node) (uint16, uint8) {
 	return 0, 0
 }
 
-// cachedPorts are the ports of n that get a record: those whose PortInfo
-// was read (libibnetdisc registers a port only then), by port number.
-func cachedPorts(n *model.Node) []*model.PhysPort {
+// serializer decides which ports get a record. A port is serialized when
+// its PortInfo was read (libibnetdisc registers a port only then), it is
+// the port its node holds under its number, its node is the fabric's node
+// of that GUID, and no earlier node (discovery order) holds a serialized
+// port with the same port GUID and number (the loaders look ports up by
+// that key). Node port keys and remote-port references are written only
+// for serialized ports, as rdma-core's fixed writer does (PR 1767), so
+// every cache loads in ibnetdiscover 44 whatever the discovery missed:
+// shell ports reached by NodeInfo whose PortInfo failed, links to them,
+// and twins of a duplicated GUID are left out.
+type serializer struct {
+	f     *model.Fabric
+	owner map[portKey]*model.Node
+}
+
+func newSerializer(f *model.Fabric) *serializer {
+	s := &serializer{f: f, owner: make(map[portKey]*model.Node)}
+	for _, n := range f.Nodes {
+		if f.NodeByGUID(n.GUID()) != n {
+			continue
+		}
+		for i, p := range n.Ports {
+			if p == nil || !p.HasInfo || p.Node != n || int(p.Num) != i {
+				continue
+			}
+			k := portKey{p.GUID, p.Num}
+			if _, taken := s.owner[k]; !taken {
+				s.owner[k] = n
+			}
+		}
+	}
+	return s
+}
+
+// serialized reports whether p gets a port record.
+func (s *serializer) serialized(p *model.PhysPort) bool {
+	if p == nil || !p.HasInfo || p.Node == nil || p.Node.Port(int(p.Num)) != p {
+		return false
+	}
+	return s.owner[portKey{p.GUID, p.Num}] == p.Node && s.f.NodeByGUID(p.Node.GUID()) == p.Node
+}
+
+// ports returns the serialized ports of n by port number.
+func (s *serializer) ports(n *model.Node) []*model.PhysPort {
 	var out []*model.PhysPort
 	for _, p := range n.Ports {
-		if p != nil && p.HasInfo {
+		if s.serialized(p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// Marshal encodes f as an ibnetdiscover cache.
+// Marshal encodes f as an ibnetdiscover cache. Ports are written only as
+// far as they are known (see serializer): the result always loads, in
+// Unmarshal and in ibnetdiscover 44, also for a partial discovery.
 func Marshal(f *model.Fabric) ([]byte, error) {
 	if f.From == nil {
 		return nil, errors.New("ibnetdiscover cache: fabric has no start node")
 	}
+	s := newSerializer(f)
+	perNode := make([][]*model.PhysPort, len(f.Nodes))
 	size := HeaderLen
 	nports := 0
-	for _, n := range f.Nodes {
-		k := len(cachedPorts(n))
-		if k > 255 {
-			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), k)
+	for i, n := range f.Nodes {
+		ports := s.ports(n)
+		if len(ports) > 255 {
+			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), len(ports))
 		}
-		size += NodeLen + PortKeyLen*k
-		nports += k
+		perNode[i] = ports
+		size += NodeLen + PortKeyLen*len(ports)
+		nports += len(ports)
 	}
 	size += PortLen * nports
 	b := make([]byte, 0, size)
@@ -154,7 +203,7 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 		b = append(b, n.Type(), n.Info.NumPorts)
 		b = append(b, n.RawInfo[:]...)
 		b = append(b, n.Desc[:]...)
-		ports := cachedPorts(n)
+		ports := perNode[i]
 		b = append(b, uint8(len(ports)))
 		for _, p := range ports {
 			b = le.AppendUint64(b, p.GUID)
@@ -163,8 +212,8 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 	}
 	// Ports enter the hash in discovery order (node by node, port
 	// numbers ascending); each bucket lists the newest first.
-	for _, n := range f.Nodes {
-		for _, p := range cachedPorts(n) {
+	for _, ports := range perNode {
+		for _, p := range ports {
 			h := hashGUID(p.GUID)
 			buckets[h] = append(buckets[h], p)
 		}
@@ -178,7 +227,7 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 			b = append(b, p.LMC())
 			b = append(b, p.RawInfo[:]...)
 			b = le.AppendUint64(b, p.Node.GUID())
-			if r := p.Remote; r != nil {
+			if r := p.Remote; r != nil && s.serialized(r) {
 				b = append(b, 1)
 				b = le.AppendUint64(b, r.GUID)
 				b = append(b, r.Num)
@@ -225,9 +274,12 @@ type nodeRec struct {
 }
 
 // Unmarshal decodes a cache into a fabric whose Nodes are in discovery
-// order. Like rdma-core v64 it skips port keys that have no port record
-// (caches written by v44 after PortInfo timeouts) and port numbers beyond
-// NumPorts; anything else inconsistent is an error.
+// order. Like rdma-core since PR 1767 it loads incomplete caches (written
+// by ibnetdiscover 44 after PortInfo timeouts) tolerantly: it skips port
+// keys without a port record, port numbers beyond NumPorts, port records
+// no node claims and links to ports that were not attached. Every length,
+// count and port number is checked; anything else inconsistent is an
+// error.
 func Unmarshal(b []byte) (*model.Fabric, error) {
 	ferr := func(off int, err error, format string, a ...any) error {
 		return &FormatError{Offset: int64(off), Err: err, Detail: fmt.Sprintf(format, a...)}
@@ -236,11 +288,15 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 		return nil, &FormatError{Offset: -1, Err: ErrEmpty}
 	}
 	le := binary.LittleEndian
-	if len(b) < 4 || le.Uint32(b) != Magic {
-		var m uint32
-		if len(b) >= 4 {
-			m = le.Uint32(b)
-		}
+	var magic [4]byte
+	le.PutUint32(magic[:], Magic)
+	if len(b) < 4 && bytes.Equal(b, magic[:len(b)]) {
+		return nil, ferr(len(b), ErrTruncated, "header is %d bytes, want %d", len(b), HeaderLen)
+	}
+	if len(b) < 4 {
+		return nil, ferr(0, ErrMagic, "%d-byte file", len(b))
+	}
+	if m := le.Uint32(b); m != Magic {
 		return nil, ferr(0, ErrMagic, "magic 0x%08x, want 0x%08x", m, uint32(Magic))
 	}
 	if len(b) < HeaderLen {
@@ -333,50 +389,46 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 	f.FromPort = from.node.Info.LocalPortNum
 	f.MaxHops = int(maxHops)
 
-	// Every port record belongs to a node; build the physical ports.
-	for i := range ports {
-		p := &ports[i]
-		if byKey[p.key] != p {
-			continue // shadowed by a later record with the same key
-		}
-		nr, ok := byGUID[p.node]
-		if !ok {
-			return nil, ferr(int(p.off+77), ErrCorrupt, "port 0x%016x[%d] belongs to node 0x%016x, which is not in the file", p.key.guid, p.key.num, p.node)
-		}
-		pp := &model.PhysPort{Node: nr.node, Num: p.key.num, GUID: p.key.guid, Healthy: true}
-		if err := pp.SetInfo(p.info); err != nil {
-			return nil, ferr(int(p.off+13), ErrCorrupt, "port 0x%016x[%d] PortInfo: %v", p.key.guid, p.key.num, err)
-		}
-		p.phys = pp
-	}
-	// Attach ports to their nodes through the nodes' keys.
+	// Attach ports to their nodes through the nodes' keys. A key without
+	// a record (caches written by ibnetdiscover 44 after PortInfo
+	// timeouts) or with a port number beyond NumPorts is skipped, as
+	// rdma-core does since PR 1767; a port claimed twice or by a node
+	// other than its owner is corrupt.
 	for i := range nodes {
 		nr := &nodes[i]
 		for _, k := range nr.keys {
 			p := byKey[k]
-			if p == nil || p.phys == nil || int(k.num) > nr.node.NumPorts() {
-				continue // v44 shell port without a record; bad number
+			if p == nil || int(k.num) > nr.node.NumPorts() {
+				continue
 			}
 			if p.used {
 				return nil, ferr(int(nr.off), ErrCorrupt, "port 0x%016x[%d] claimed by two nodes", k.guid, k.num)
 			}
-			if p.phys.Node != nr.node {
-				return nil, ferr(int(nr.off), ErrCorrupt, "node 0x%016x lists port 0x%016x[%d] of node 0x%016x", nr.node.GUID(), k.guid, k.num, p.phys.Node.GUID())
+			owner, ok := byGUID[p.node]
+			if !ok {
+				return nil, ferr(int(p.off+77), ErrCorrupt, "port 0x%016x[%d] belongs to node 0x%016x, which is not in the file", p.key.guid, p.key.num, p.node)
 			}
-			p.used = true
-			nr.node.Ports[k.num] = p.phys
+			if owner.node != nr.node {
+				return nil, ferr(int(nr.off), ErrCorrupt, "node 0x%016x lists port 0x%016x[%d] of node 0x%016x", nr.node.GUID(), k.guid, k.num, p.node)
+			}
+			pp := &model.PhysPort{Node: nr.node, Num: k.num, GUID: k.guid, Healthy: true}
+			if err := pp.SetInfo(p.info); err != nil {
+				return nil, ferr(int(p.off+13), ErrCorrupt, "port 0x%016x[%d] PortInfo: %v", k.guid, k.num, err)
+			}
+			p.phys, p.used = pp, true
+			nr.node.Ports[k.num] = pp
 		}
 	}
+	// Link the ports that were attached. Port records no node claims are
+	// ignored, and so is a link to a port that has no attached record.
 	for i := range ports {
 		p := &ports[i]
-		if p.phys == nil || !p.remote {
+		if !p.used || !p.remote {
 			continue
 		}
-		r := byKey[p.rkey]
-		if r == nil || r.phys == nil {
-			return nil, ferr(int(p.off+85), ErrCorrupt, "port 0x%016x[%d] is linked to port 0x%016x[%d], which is not in the file", p.key.guid, p.key.num, p.rkey.guid, p.rkey.num)
+		if r := byKey[p.rkey]; r != nil && r.used {
+			p.phys.Remote = r.phys
 		}
-		p.phys.Remote = r.phys
 	}
 	// Register logical ports (GUIDs and LIDs) in discovery order.
 	for _, n := range f.Nodes {
@@ -389,26 +441,66 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 	return f, nil
 }
 
-// Read decodes a whole cache from r.
-func Read(r io.Reader) (*model.Fabric, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
+// MaxSize is the largest cache Read and Load accept: 1 GiB, about three
+// times the cache of a 1,048,576-node fabric (discover.DefaultMaxNodes).
+// Reading stops at the size the header's counts allow, so a device or
+// FIFO that never ends (/dev/zero) is never read past it.
+const MaxSize = 1 << 30
+
+// Read decodes a cache from r, reading no more than the header's node and
+// port counts can need (and never more than MaxSize bytes); whatever
+// follows is ignored, as ibnetdiscover does.
+func Read(r io.Reader) (*model.Fabric, error) { return read(r, MaxSize) }
+
+func read(r io.Reader, max int64) (*model.Fabric, error) {
+	hdr := make([]byte, HeaderLen)
+	n, err := io.ReadFull(r, hdr)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, err
 	}
-	return Unmarshal(b)
+	if n < HeaderLen {
+		return Unmarshal(hdr[:n]) // empty, bad magic or truncated
+	}
+	if _, err := Unmarshal(hdr); err != nil && !errors.Is(err, ErrTruncated) {
+		return nil, err // bad magic or version
+	}
+	le := binary.LittleEndian
+	nodes, ports := uint64(le.Uint32(hdr[8:])), uint64(le.Uint32(hdr[12:]))
+	least := HeaderLen + nodes*NodeLen + ports*PortLen
+	most := least + nodes*255*PortKeyLen
+	if least > uint64(max) {
+		return nil, &FormatError{Offset: 8, Err: ErrTooLarge,
+			Detail: fmt.Sprintf("%d nodes and %d ports need at least %d bytes, more than the %d-byte limit", nodes, ports, least, max)}
+	}
+	limit := min(most, uint64(max)+1) // one byte past max tells "too large"
+	var buf bytes.Buffer
+	buf.Write(hdr)
+	if _, err := io.Copy(&buf, io.LimitReader(r, int64(limit)-HeaderLen)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > max {
+		return nil, &FormatError{Offset: max, Err: ErrTooLarge, Detail: fmt.Sprintf("larger than the %d-byte limit", max)}
+	}
+	return Unmarshal(buf.Bytes())
 }
 
-// Load reads the cache in file; errors name the file.
+// Load reads the cache in file (see Read); errors name the file.
 func Load(file string) (*model.Fabric, error) {
-	b, err := os.ReadFile(file)
+	fh, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
-	f, err := Unmarshal(b)
+	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		return nil, &FormatError{File: file, Offset: -1, Err: ErrIsDir}
+	}
+	f, err := Read(fh)
 	if err != nil {
 		var fe *FormatError
 		if errors.As(err, &fe) {
 			fe.File = file
+		} else {
+			err = fmt.Errorf("%s: %w", file, err)
 		}
 		return nil, err
 	}

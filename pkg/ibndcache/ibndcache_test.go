@@ -118,12 +118,6 @@ func TestErrors(t *testing.T) {
 			le.PutUint64(b[len(b)-PortLen+77:], 0xdead)
 			return b
 		}), ErrCorrupt},
-		{"link to unknown port", mod(func(b []byte) []byte {
-			p := b[len(b)-PortLen:]
-			p[85] = 1
-			le.PutUint64(p[86:], 0xbeef)
-			return b
-		}), ErrCorrupt},
 		{"duplicate node", mod(func(b []byte) []byte {
 			// second node record (Hca2, 1 key) gets the first's GUID
 			le.PutUint64(b[HeaderLen+NodeLen+PortKeyLen+68:], le.Uint64(b[HeaderLen+68:]))

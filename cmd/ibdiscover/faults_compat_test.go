@@ -1,0 +1,170 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+// faultFabric is a testdata fabric with SMPs of one attribute always
+// dropped at one node (ibsim's `do Error "id"[port] 100 attr`: 16
+// NodeDescription, 17 NodeInfo, 18 SwitchInfo, 21 PortInfo).
+type faultFabric struct {
+	name  string
+	file  string // under testdata/fabrics
+	do    []string
+	hosts []string
+}
+
+var faultFabrics = []faultFabric{
+	{"portinfo-switch", "dualhomed.net", []string{`Error "swB" 100 21`}, []string{"", "swA"}},
+	// (ibnetdiscover cannot start on a node whose PortInfo fails.)
+	{"portinfo-ca", "dualhomed.net", []string{`Error "dual" 100 21`}, []string{"swB", "thin"}},
+	{"portinfo-leaf", "fattree2.net", []string{`Error "L1" 100 21`}, []string{"", "S0"}},
+	{"portinfo-spine", "fattree2.net", []string{`Error "S1" 100 21`}, []string{""}},
+	// (ibsim drops by ingress port: swA is reached through port 2 from swB.)
+	{"portinfo-switch-port", "dualhomed.net", []string{`Error "swA"[2] 100 21`}, []string{"swB"}},
+	{"nodedesc-switch", "dualhomed.net", []string{`Error "swB" 100 16`}, []string{"", "swB"}},
+	{"nodedesc-ca", "fattree2.net", []string{`Error "H5" 100 16`, `Error "H0" 100 16`}, []string{"", "S0"}},
+	{"nodeinfo-switch", "fattree2.net", []string{`Error "L1" 100 17`}, []string{"", "S0"}},
+	{"nodeinfo-ca-port", "dualhomed.net", []string{`Error "dual"[2] 100 17`}, []string{"", "swB"}},
+	{"nodeinfo-router", "router.net", []string{`Error "rt" 100 17`}, []string{""}},
+	{"switchinfo", "fattree2.net", []string{`Error "S0" 100 18`}, []string{""}},
+	{"mixed", "router.net", []string{`Error "rt" 100 21`, `Error "sw2" 100 16`}, []string{"", "h2"}},
+}
+
+// writeFaultNet writes the fabric file with the do lines appended.
+func writeFaultNet(t *testing.T, ff faultFabric) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../testdata/fabrics", ff.file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b) + "\n"
+	for _, d := range ff.do {
+		s += "do " + d + "\n"
+	}
+	p := filepath.Join(t.TempDir(), ff.name+".net")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCompatFaults compares the topology, lists, ports report and -g of
+// ibdiscover (through ibsim and through the embedded simulator) with
+// ibnetdiscover 44 on fabrics where PortInfo, NodeDescription, NodeInfo
+// or SwitchInfo SMPs are dropped, byte for byte; then checks that the
+// cache we write there loads in ibnetdiscover 44 and prints what our
+// --load-cache prints.
+func TestCompatFaults(t *testing.T) {
+	ibsimtest.Require(t)
+	outputs := [][]string{nil, {"-f"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-g"}}
+	for _, ff := range faultFabrics {
+		ff := ff
+		t.Run(ff.name, func(t *testing.T) {
+			net := writeFaultNet(t, ff)
+			sim := ibsimtest.Start(t, net)
+			dir := t.TempDir()
+			for _, host := range ff.hosts {
+				for _, extra := range outputs {
+					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", append([]string{"-o", "1"}, extra...)...)
+					if tcode != 0 {
+						t.Fatalf("host %q %v: ibnetdiscover exit %d: %s", host, extra, tcode, terr)
+					}
+					want := stripDate(theirs)
+					for _, via := range [][]string{ibsimArgs(sim, host), simArgs(net, host)} {
+						ours, oerr, code := runOurs(t, append(via, extra...)...)
+						if code != 3 {
+							t.Errorf("host %q %v %v: exit %d, want 3 (partial): %s", host, via[0], extra, code, oerr)
+						}
+						if got := stripDate(ours); got != want {
+							t.Errorf("host %q %v %v: differs from ibnetdiscover:\n%s", host, via[0], extra, golden.LineDiff(want, got))
+						}
+					}
+				}
+				// The cache we write on the broken fabric loads in both
+				// tools, and they print the same from it.
+				cache := filepath.Join(dir, "h"+host+".cache")
+				if _, e, code := runOurs(t, append(ibsimArgs(sim, host), "--cache", cache)...); code != 3 {
+					t.Fatalf("host %q: --cache exit %d: %s", host, code, e)
+				}
+				for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
+					args := append([]string{"--load-cache", cache}, extra...)
+					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", args...)
+					if tcode != 0 {
+						t.Fatalf("host %q: ibnetdiscover %v: exit %d: %s", host, args, tcode, terr)
+					}
+					ours, oerr, code := runOurs(t, args...)
+					if code != 0 {
+						t.Fatalf("host %q: ibdiscover %v: exit %d: %s", host, args, code, oerr)
+					}
+					if o, th := stripDate(ours), stripDate(theirs); o != th {
+						t.Errorf("host %q %v: --load-cache of our cache differs:\n%s", host, extra, golden.LineDiff(th, o))
+					}
+				}
+			}
+		})
+	}
+}
+
+func simArgs(net, host string) []string {
+	a := []string{"--sim", net}
+	if host != "" {
+		a = append(a, "--sim-host", host)
+	}
+	return a
+}
+
+// TestPartialCacheLoadsInIBNetDiscover: caches written by partial
+// discoveries of the embedded simulator (random drops without retries, a
+// dead switch, a node whose NodeInfo answers change) load in
+// ibnetdiscover 44, which prints from them what our --load-cache prints.
+func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
+	ibsimtest.Require(t)
+	// ibnetdiscover opens its port before reading the cache: any ibsim.
+	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	dir := t.TempDir()
+	specs := []string{
+		"fattree:levels=2,radix=16;Drop 5",
+		"fattree:levels=2,radix=16;Drop 10",
+		"fattree:levels=2,radix=16;Drop 15",
+		`fattree:levels=2,radix=16;Kill "S2"`,
+		`fattree:levels=2,radix=8;Error "L1" 100 21`,
+		`fattree:levels=2,radix=8;Inconsistent "L3" portguid 2`,
+		`fattree:levels=2,radix=8;Inconsistent "L3" numports 2`,
+	}
+	partial := 0
+	for i, spec := range specs {
+		cache := filepath.Join(dir, strconv.Itoa(i)+".cache")
+		_, e, code := runOurs(t, "--sim", spec, "-t", "20", "--retries", "0", "--cache", cache)
+		switch code {
+		case 0:
+		case 3:
+			partial++
+		default:
+			t.Fatalf("%s: exit %d: %s", spec, code, e)
+		}
+		for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
+			args := append([]string{"--load-cache", cache}, extra...)
+			theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", args...)
+			if tcode != 0 {
+				t.Fatalf("%s: ibnetdiscover %v: exit %d: %s", spec, args, tcode, terr)
+			}
+			ours, oerr, code := runOurs(t, args...)
+			if code != 0 {
+				t.Fatalf("%s: ibdiscover %v: exit %d: %s", spec, args, code, oerr)
+			}
+			if o, th := stripDate(ours), stripDate(theirs); o != th {
+				t.Errorf("%s %v: --load-cache differs from ibnetdiscover:\n%s", spec, extra, golden.LineDiff(th, o))
+			}
+		}
+	}
+	if partial < 3 {
+		t.Errorf("only %d of %d discoveries were partial", partial, len(specs))
+	}
+}

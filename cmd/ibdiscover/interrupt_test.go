@@ -232,7 +232,7 @@ func checkInterrupted(t *testing.T, p *proc, code int, progress bool) {
 		t.Fatalf("last stderr line %q is not the interrupted message", last)
 	}
 	for _, l := range errLines[:len(errLines)-1] {
-		if strings.HasPrefix(l, "ibdiscover: interrupted: ") && strings.HasSuffix(l, " left as it was") {
+		if strings.HasPrefix(l, "ibdiscover: interrupted: ") && (strings.HasSuffix(l, " left as it was") || strings.HasSuffix(l, " left as they were")) {
 			continue // an output file the run did not replace
 		}
 		if !progress || !strings.HasPrefix(l, "DR path ") {
@@ -277,13 +277,16 @@ func TestInterruptEmbedded(t *testing.T) {
 			if tt.progress {
 				args = append(args, "-s")
 			}
-			var outPath string
+			var outPath, cachePath string
 			if tt.file {
 				outPath = filepath.Join(t.TempDir(), "topo.txt")
-				if err := os.WriteFile(outPath, []byte("old\n"), 0o644); err != nil {
-					t.Fatal(err)
+				cachePath = filepath.Join(filepath.Dir(outPath), "c.cache")
+				for _, f := range []string{outPath, cachePath} {
+					if err := os.WriteFile(f, []byte("old\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
 				}
-				args = append(args, outPath)
+				args = append(args, "--cache", cachePath, outPath)
 			}
 			// Without progress lines there is no sign that the start node
 			// answered: interrupt after a delay, and once more later if
@@ -313,13 +316,15 @@ func TestInterruptEmbedded(t *testing.T) {
 			if tt.file {
 				// The old file is kept; the partial topology went to
 				// stdout; nothing else is left in the directory.
-				b, err := os.ReadFile(outPath)
-				if err != nil || string(b) != "old\n" {
-					t.Errorf("interrupted run replaced %s: %q %v", outPath, head(b), err)
+				for _, f := range []string{outPath, cachePath} {
+					b, err := os.ReadFile(f)
+					if err != nil || string(b) != "old\n" {
+						t.Errorf("interrupted run replaced %s: %q %v", f, head(b), err)
+					}
 				}
 				left, _ := filepath.Glob(filepath.Join(filepath.Dir(outPath), "*"))
 				hidden, _ := filepath.Glob(filepath.Join(filepath.Dir(outPath), ".*"))
-				if len(left) != 1 || len(hidden) != 0 {
+				if len(left) != 2 || len(hidden) != 0 {
 					t.Errorf("files left beside the output: %v %v", left, hidden)
 				}
 			}

@@ -130,27 +130,46 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 	return nil
 }
 
-// partial reports on stderr what the last sweep missed and returns
-// whether anything was missed.
+// partial reports on stderr what the last sweep missed (and, as
+// warnings, the inconsistencies it found) and returns whether anything
+// was missed.
 func (s *session) partial(stderr io.Writer) bool {
 	r := s.res
 	for _, e := range r.Errors {
 		fmt.Fprintf(stderr, "ibavtrack: SMP failed: %v\n", e)
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(stderr, "ibavtrack: %v\n", p)
+		if p.Incomplete() {
+			fmt.Fprintf(stderr, "ibavtrack: %v\n", p)
+		} else {
+			fmt.Fprintf(stderr, "ibavtrack: warning: %v\n", p)
+		}
 	}
 	if s.lftErrors > 0 {
 		fmt.Fprintf(stderr, "ibavtrack: %d forwarding table blocks could not be read\n", s.lftErrors)
 	}
-	return r.Partial() || len(r.Problems) > 0 || s.lftErrors > 0
+	return r.Partial() || s.lftErrors > 0
 }
 
 // complete reports whether the last sweep saw the whole fabric (no SMP
-// failed, no problem found, every forwarding table read).
+// failed, no port left unexplored, every forwarding table read).
 func (s *session) complete() bool {
 	r := s.res
-	return r != nil && !r.Partial() && len(r.Problems) == 0 && s.lftErrors == 0
+	return r != nil && !r.Partial() && s.lftErrors == 0
+}
+
+// outcome is the exit outcome of one sweep's result (Partial must be set
+// by the caller from partial's return).
+func (s *session) outcome(partial bool) exitcode.Outcome {
+	return exitcode.Outcome{Partial: partial, Inconsistent: s.res.Inconsistent(), Strict: s.settings.Strict}
+}
+
+// errStrict is the error of a sweep that exits Inconsistent.
+var errStrict = cliapp.Exit(exitcode.Inconsistent, errors.New("--strict: the fabric answered inconsistently"))
+
+// nothingToCheck is the exit error of a check that had nothing to check.
+func nothingToCheck(reason string) error {
+	return cliapp.Exit(exitcode.NothingChecked, errors.New("nothing to check: "+reason))
 }
 
 // resolve finds a port the user names (LID, GUID or node name).

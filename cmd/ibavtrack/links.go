@@ -12,6 +12,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
@@ -46,10 +47,22 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	links := pathav.CheckLinks(s.res.Fabric, uint8(maxVLs))
+	// The operational MTU and VLs are the SM's to set: without LIDs no SM
+	// has run, and a check would check nothing.
+	var nothing string
+	if c.Bool("check") {
+		nothing = routing.NothingToCheck(s.res.Fabric, false)
+		if nothing == "" && len(links) == 0 {
+			nothing = "the fabric has no link"
+		}
+	}
 	if c.Bool("json") {
-		err = writeJSON(stdout, linksJSON(links))
+		err = writeJSON(stdout, linksJSON(links, nothing))
 	} else {
 		err = writeLinksTable(stdout, links)
+		if err == nil && nothing != "" {
+			_, err = fmt.Fprintf(stdout, "nothing to check: %s\n", nothing)
+		}
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
@@ -61,11 +74,18 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			bad++
 		}
 	}
-	switch {
-	case c.Bool("check") && bad > 0:
+	o := s.outcome(partial)
+	o.Problem = c.Bool("check") && bad > 0 && nothing == ""
+	o.NothingChecked = nothing != ""
+	switch o.Status() {
+	case exitcode.Problem:
 		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%d of %d links marked", bad, len(links)))
-	case partial:
+	case exitcode.Partial:
 		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed", len(s.res.Errors)))
+	case exitcode.NothingChecked:
+		return nothingToCheck(nothing)
+	case exitcode.Inconsistent:
+		return errStrict
 	}
 	return nil
 }
@@ -207,11 +227,18 @@ func endOf(p *model.PhysPort, mtu, vls model.LinkCalc) endJSON {
 	}
 }
 
-func linksJSON(links []pathav.Link) any {
+// linksJSON is the links document; nothing, when set, says why --check
+// had nothing to check (then "clean" is false).
+func linksJSON(links []pathav.Link, nothing string) any {
 	out := struct {
 		Links    []linkJSON `json:"links"`
 		Mismatch int        `json:"mismatches"`
+		Clean    bool       `json:"clean"`
+		Reason   string     `json:"reason,omitempty"`
 	}{Links: make([]linkJSON, 0, len(links))}
+	if nothing != "" {
+		out.Reason = "nothing to check: " + nothing
+	}
 	for i := range links {
 		l := &links[i]
 		j := linkJSON{
@@ -229,5 +256,6 @@ func linksJSON(links []pathav.Link) any {
 		}
 		out.Links = append(out.Links, j)
 	}
+	out.Clean = out.Mismatch == 0 && nothing == ""
 	return out
 }

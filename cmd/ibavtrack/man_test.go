@@ -15,7 +15,7 @@ func TestManPageListsEveryFlag(t *testing.T) {
 	const path = "../../man/ibavtrack.8"
 	app := newApp(nil, nil)
 	app.Setup()
-	codes := []int{exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Problem, exitcode.Interrupted}
+	codes := []int{exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Problem, exitcode.NothingChecked, exitcode.Inconsistent, exitcode.Interrupted}
 	for _, c := range app.Commands {
 		manpage.CheckFlags(t, path, c.Flags, codes...)
 	}

@@ -43,6 +43,17 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	f := s.res.Fabric
+	if why := routing.NothingToCheck(f, true); why != "" {
+		// No path can be followed: say why instead of "no such LID".
+		s.partial(stderr)
+		if c.Bool("json") {
+			writeJSON(stdout, struct {
+				Clean  bool   `json:"clean"`
+				Reason string `json:"reason"`
+			}{false, "nothing to check: " + why})
+		}
+		return nothingToCheck(why)
+	}
 	src, err := resolve(f, "SRC", c.Args().Get(0))
 	if err != nil {
 		return err
@@ -68,8 +79,11 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
-	if partial {
+	switch s.outcome(partial).Status() {
+	case exitcode.Partial:
 		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: part of the fabric did not answer"))
+	case exitcode.Inconsistent:
+		return errStrict
 	}
 	return nil
 }

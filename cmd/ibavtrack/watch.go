@@ -15,6 +15,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
@@ -104,6 +105,12 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			}
 			fmt.Fprintf(stderr, "ibavtrack: sweep %d: %v\n", sweep+1, err)
 			continue
+		}
+		if sweep == 0 {
+			if why := routing.NothingToCheck(s.res.Fabric, true); why != "" {
+				s.partial(stderr)
+				return nothingToCheck(why)
+			}
 		}
 		if !checked && s.complete() {
 			// The first complete sweep decides whether the ports named

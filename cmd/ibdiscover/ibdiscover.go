@@ -142,16 +142,17 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 
 	// Output files are opened before discovery, so a bad path fails at
-	// once; they are renamed into place only when complete.
+	// once; they are renamed into place only when complete, and never
+	// after an interruption.
 	var outF, cacheF *outfile.File
 	if output != "" {
-		if outF, err = outfile.Create(output); err != nil {
+		if outF, err = outfile.CreateContext(c.Context, output); err != nil {
 			return cliapp.Exit(exitcode.Usage, err)
 		}
 		defer outF.Abort()
 	}
 	if f := c.String("cache"); f != "" {
-		if cacheF, err = outfile.Create(f); err != nil {
+		if cacheF, err = outfile.CreateContext(c.Context, f); err != nil {
 			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--cache: %w", err))
 		}
 		defer cacheF.Abort()
@@ -214,6 +215,24 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		return topology.WriteTopology(w, res.Fabric, opts)
 	}
+	if res.Interrupted {
+		// An interrupted run never replaces an output file: what was
+		// there stays, and stdout gets what was found so far.
+		var kept []string
+		for _, f := range []*outfile.File{outF, cacheF} {
+			if f != nil {
+				f.Abort()
+				kept = append(kept, f.Name())
+			}
+		}
+		if len(kept) > 0 {
+			fmt.Fprintf(stderr, "%s %s left as %s\n", paint.Warn("ibdiscover: interrupted:"), strings.Join(kept, " and "), wasWere(len(kept)))
+		}
+		if outF != nil && sel.kind != outPorts {
+			outF = nil // print to stdout instead
+		}
+		cacheF = nil
+	}
 	switch {
 	case sel.kind == outPorts:
 		// Like ibnetdiscover: the report goes to stdout and the
@@ -243,25 +262,64 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
-	return report(stderr, res, paint)
+	var files []string
+	for _, f := range []*outfile.File{outF, cacheF} {
+		if f != nil {
+			files = append(files, f.Name())
+		}
+	}
+	return report(stderr, res, paint, files, c.Bool("strict"))
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "it was"
+	}
+	return "they were"
 }
 
 // report prints SMP errors and problems on stderr and chooses the exit
-// status.
-func report(stderr io.Writer, res *discover.Result, paint termout.Painter) error {
+// status: an incomplete result is partial (3), an inconsistent one only
+// warns (or exits 6 with --strict). files are the output files written:
+// a partial run names them, as they hold a partial fabric.
+func report(stderr io.Writer, res *discover.Result, paint termout.Painter, files []string, strict bool) error {
 	for _, e := range res.Errors {
 		fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover: SMP failed:"), e)
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover:"), p)
+		if p.Incomplete() {
+			fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover:"), p)
+		} else {
+			fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover: warning:"), p)
+		}
 	}
-	switch {
-	case res.Interrupted:
-		return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs))
-	case res.Err != nil:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %v", res.Err))
-	case len(res.Errors) > 0 || len(res.Problems) > 0:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed, %d problems (%d retries)", len(res.Errors), len(res.Problems), res.Retries))
+	o := exitcode.Outcome{Interrupted: res.Interrupted, Partial: res.Partial(), Inconsistent: res.Inconsistent(), Strict: strict}
+	if o.Partial && !o.Interrupted && len(files) > 0 {
+		fmt.Fprintf(stderr, "%s %s %s a partial fabric (%d nodes)\n", paint.Warn("ibdiscover:"), strings.Join(files, " and "), holds(len(files)), len(res.Fabric.Nodes))
+	}
+	inconsistencies := 0
+	for _, p := range res.Problems {
+		if !p.Incomplete() {
+			inconsistencies++
+		}
+	}
+	switch code := o.Status(); code {
+	case exitcode.Interrupted:
+		return cliapp.Exit(code, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs))
+	case exitcode.Partial:
+		if res.Err != nil {
+			return cliapp.Exit(code, fmt.Errorf("partial result printed: %v", res.Err))
+		}
+		return cliapp.Exit(code, fmt.Errorf("partial result printed: %d SMPs failed, %d ports not explored (%d retries)", len(res.Errors), len(res.Problems)-inconsistencies, res.Retries))
+	case exitcode.Inconsistent:
+		return cliapp.Exit(code, fmt.Errorf("--strict: the fabric answered inconsistently (%d %s)", inconsistencies, map[bool]string{true: "warning", false: "warnings"}[inconsistencies == 1]))
 	}
 	return nil
+}
+
+func holds(n int) string {
+	if n == 1 {
+		return "holds"
+	}
+	return "hold"
 }

@@ -18,18 +18,20 @@ type jsonCheck struct {
 }
 
 type jsonSummary struct {
-	Clean         bool `json:"clean"`
-	Switches      int  `json:"switches"`
-	LIDs          int  `json:"lids"`
-	Routes        int  `json:"routes"`
-	Broken        int  `json:"broken_routes"`
-	Longer        int  `json:"longer_routes"`
-	BlackHoles    int  `json:"black_holes"`
-	DownPorts     int  `json:"down_ports"`
-	Loops         int  `json:"loops"`
-	NoTables      int  `json:"no_tables"`
-	TransitCAs    int  `json:"transit_cas"`
-	LFTReadErrors int  `json:"lft_read_errors"`
+	Clean bool `json:"clean"`
+	// Reason says why nothing was checked (then Clean is false).
+	Reason        string `json:"reason,omitempty"`
+	Switches      int    `json:"switches"`
+	LIDs          int    `json:"lids"`
+	Routes        int    `json:"routes"`
+	Broken        int    `json:"broken_routes"`
+	Longer        int    `json:"longer_routes"`
+	BlackHoles    int    `json:"black_holes"`
+	DownPorts     int    `json:"down_ports"`
+	Loops         int    `json:"loops"`
+	NoTables      int    `json:"no_tables"`
+	TransitCAs    int    `json:"transit_cas"`
+	LFTReadErrors int    `json:"lft_read_errors"`
 }
 
 type jsonFinding struct {
@@ -96,29 +98,40 @@ func (t *tool) message(fd *routing.Finding) string {
 }
 
 func (t *tool) checkRoutes(w io.Writer) error {
-	h := model.ComputeHops(t.f)
-	t.hopsNote(h)
-	tabs, err := routing.Read(t.ctx, t.q, t.f, t.settings.Outstanding)
-	if err != nil {
-		return err
-	}
-	readErrs := len(t.q.Errors())
-	if readErrs > 0 {
-		t.partial = true
-		for _, e := range t.q.Errors() {
-			t.note("LFT read failed: %v", e)
+	// A check that checks nothing is not clean: say why (exit 5).
+	var res *routing.CheckResult
+	readErrs := 0
+	if t.nothing = routing.NothingToCheck(t.f, true); t.nothing != "" {
+		res = &routing.CheckResult{Switches: len(t.f.Switches())}
+	} else {
+		h := model.ComputeHops(t.f)
+		t.hopsNote(h)
+		tabs, err := routing.Read(t.ctx, t.q, t.f, t.settings.Outstanding)
+		if err != nil {
+			return err
+		}
+		readErrs = len(t.q.Errors())
+		if readErrs > 0 {
+			t.partial = true
+			for _, e := range t.q.Errors() {
+				t.note("LFT read failed: %v", e)
+			}
+		}
+		res = routing.Check(t.f, tabs, h)
+		if !res.Clean() {
+			t.problem = true
 		}
 	}
-	res := routing.Check(t.f, tabs, h)
-	if !res.Clean() {
-		t.problem = true
-	}
+	clean := res.Clean() && t.nothing == ""
 	sum := jsonSummary{
-		Clean: res.Clean(), Switches: res.Switches, LIDs: res.LIDs, Routes: res.Routes,
+		Clean: clean, Switches: res.Switches, LIDs: res.LIDs, Routes: res.Routes,
 		Broken: res.Broken, Longer: res.Longer,
 		BlackHoles: res.Count(routing.KindBlackHole), DownPorts: res.Count(routing.KindDownPort),
 		Loops: res.Count(routing.KindLoop), NoTables: res.Count(routing.KindNoTable),
 		TransitCAs: res.Count(routing.KindTransitCA), LFTReadErrors: readErrs,
+	}
+	if t.nothing != "" {
+		sum.Reason = "nothing to check: " + t.nothing
 	}
 	if t.json {
 		jc := jsonCheck{Schema: "ibdiag.route-check/v1", Summary: sum, Findings: []jsonFinding{}}
@@ -159,10 +172,13 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		fmt.Fprintf(w, "LFT blocks not read: %d\n", readErrs)
 	}
 	status := "clean"
-	if !res.Clean() {
+	switch {
+	case t.nothing != "":
+		status = sum.Reason
+	case !res.Clean():
 		status = "PROBLEMS FOUND"
 	}
-	_, err = fmt.Fprintf(w, "Result: %s\n", status)
+	_, err := fmt.Fprintf(w, "Result: %s\n", status)
 	return err
 }
 

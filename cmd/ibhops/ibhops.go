@@ -110,6 +110,10 @@ type tool struct {
 	problem bool
 	// partial is set when SMPs after discovery failed (exit 3).
 	partial bool
+	// nothing, when set, says why the check had nothing to check (exit 5).
+	nothing string
+	// output is the output file written, if any.
+	output string
 }
 
 func (t *tool) note(format string, a ...any) { t.notes = append(t.notes, fmt.Sprintf(format, a...)) }
@@ -234,7 +238,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	// once; it is renamed into place only when complete.
 	var outF *outfile.File
 	if out := c.String("output"); out != "" {
-		if outF, err = outfile.Create(out); err != nil {
+		if outF, err = outfile.CreateContext(c.Context, out); err != nil {
 			return cliapp.Usage("--output", err.Error())
 		}
 		defer outF.Abort()
@@ -306,44 +310,73 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		write = t.checkRoutes
 	}
 	if outF != nil {
-		if err = write(outF); err == nil {
+		err = write(outF)
+		if err == nil && c.Context.Err() == nil {
+			// An interrupted run never replaces the output file.
 			err = outF.Commit()
 		}
 	} else {
 		err = write(stdout)
 	}
-	if err != nil {
-		if c.Context.Err() != nil {
-			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted"))
+	if c.Context.Err() != nil {
+		if outF != nil {
+			outF.Abort()
+			fmt.Fprintf(stderr, "ibhops: interrupted: %s left as it was\n", outF.Name())
 		}
+		return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted"))
+	}
+	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
+	}
+	if outF != nil {
+		t.output = outF.Name()
 	}
 	return t.report(stderr)
 }
 
 // report prints discovery errors and notes on stderr and chooses the
-// exit status: a problem found (4) before a partial result (3).
+// exit status (exitcode.Outcome): a problem found (4) before a partial
+// result (3), nothing to check (5) and, with --strict, inconsistencies (6).
 func (t *tool) report(stderr io.Writer) error {
 	res := t.res
 	for _, e := range res.Errors {
 		fmt.Fprintf(stderr, "ibhops: SMP failed: %v\n", e)
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintf(stderr, "ibhops: %v\n", p)
+		if p.Incomplete() {
+			fmt.Fprintf(stderr, "ibhops: %v\n", p)
+		} else {
+			fmt.Fprintf(stderr, "ibhops: warning: %v\n", p)
+		}
 	}
 	for _, n := range t.notes {
 		fmt.Fprintf(stderr, "ibhops: %s\n", n)
 	}
-	partial := res.Partial() || len(res.Problems) > 0 || t.partial
-	switch {
-	case t.problem && partial:
-		return cliapp.Exit(exitcode.Problem, errors.New("problems found (on a partial view of the fabric)"))
-	case t.problem:
-		return cliapp.Exit(exitcode.Problem, nil)
-	case res.Err != nil:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %v", res.Err))
-	case partial:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %d SMPs failed, %d problems in discovery", len(res.Errors)+len(t.q.Errors()), len(res.Problems)))
+	o := exitcode.Outcome{
+		Problem:        t.problem,
+		Partial:        res.Partial() || t.partial,
+		NothingChecked: t.nothing != "",
+		Inconsistent:   res.Inconsistent(),
+		Strict:         t.settings.Strict,
+	}
+	if o.Partial && t.output != "" {
+		fmt.Fprintf(stderr, "ibhops: %s holds a partial result\n", t.output)
+	}
+	switch code := o.Status(); code {
+	case exitcode.Problem:
+		if o.Partial {
+			return cliapp.Exit(code, errors.New("problems found (on a partial view of the fabric)"))
+		}
+		return cliapp.Exit(code, nil)
+	case exitcode.Partial:
+		if res.Err != nil {
+			return cliapp.Exit(code, fmt.Errorf("partial result: %v", res.Err))
+		}
+		return cliapp.Exit(code, fmt.Errorf("partial result: %d SMPs failed in discovery and after it", len(res.Errors)+len(t.q.Errors())))
+	case exitcode.NothingChecked:
+		return cliapp.Exit(code, fmt.Errorf("nothing to check: %s", t.nothing))
+	case exitcode.Inconsistent:
+		return cliapp.Exit(code, errors.New("--strict: the fabric answered inconsistently"))
 	}
 	return nil
 }

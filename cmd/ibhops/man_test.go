@@ -13,5 +13,5 @@ func TestManPageListsEveryFlag(t *testing.T) {
 	app := newApp(nil, nil)
 	app.Setup()
 	manpage.CheckFlags(t, "../../man/ibhops.8", app.Flags,
-		exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Problem, exitcode.Interrupted)
+		exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Problem, exitcode.NothingChecked, exitcode.Inconsistent, exitcode.Interrupted)
 }

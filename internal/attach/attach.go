@@ -53,6 +53,7 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise a first attempt waits a timeout estimated from the round trips seen, at least 20 ms)", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},
+		&cli.BoolFlag{Name: "strict", Usage: "exit 6 when the fabric answered inconsistently (duplicate GUIDs, overlapping LIDs, contradictions); without it they are warnings", Category: "Fabric"},
 		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
 	}
 }
@@ -74,6 +75,9 @@ type Settings struct {
 	FixedTimeout bool
 	// MaxNodes stops discovery beyond that many nodes.
 	MaxNodes int
+	// Strict makes inconsistencies an exit status (exitcode.Inconsistent)
+	// instead of warnings.
+	Strict bool
 	// Warn, if set, gets each warning Open has (one line, no newline),
 	// e.g. the embedded SM running out of LIDs. FromContext sets it to
 	// print "<tool>: warning: <msg>" on the app's ErrWriter.
@@ -126,6 +130,7 @@ func FromContext(c *cli.Context) (Settings, error) {
 		SimSM:        c.Bool("sim-sm"),
 		FixedTimeout: c.Bool("fixed-timeout"),
 		MaxNodes:     c.Int("max-nodes"),
+		Strict:       c.Bool("strict"),
 	}
 	if app := c.App; app != nil && app.ErrWriter != nil {
 		s.Warn = func(msg string) { fmt.Fprintf(app.ErrWriter, "%s: warning: %s\n", app.Name, msg) }

@@ -8,12 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/outfile"
 )
 
 // ExitError carries an exit status (and an optional message) out of an
@@ -67,7 +72,21 @@ func Code(err error) int {
 
 // Run runs app with args and returns the exit status, printing one line
 // "<app name>: <error>" on stderr when the action failed.
-func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int {
+//
+// A panic in the action is an internal error: one line asking to report
+// it, exit status exitcode.Fatal (never the bad-input status), and no
+// temporary output file left behind. Standard output closed by its
+// reader (EPIPE, e.g. "| head -1") ends the run quietly with status
+// StatusBrokenPipe, its output files aborted.
+func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (code int) {
+	catchSIGPIPE()
+	defer func() {
+		if r := recover(); r != nil {
+			outfile.AbortAll()
+			fmt.Fprintf(stderr, "%s: internal error: %v (please report it, with the command line)\n", app.Name, r)
+			code = exitcode.Fatal
+		}
+	}()
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	// A flag that does not parse is one line on stderr, not the help.
 	usage := func(_ *cli.Context, err error, _ bool) error {
@@ -86,6 +105,9 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 	if err == nil {
 		return exitcode.OK
 	}
+	if errors.Is(err, syscall.EPIPE) {
+		return StatusBrokenPipe
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
@@ -95,6 +117,21 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", app.Name, firstLine(err.Error()))
 	return exitcode.Usage
+}
+
+// StatusBrokenPipe is the status of a run whose standard output was
+// closed by its reader: what a shell reports for a death by SIGPIPE.
+const StatusBrokenPipe = 128 + 13
+
+var sigpipeOnce sync.Once
+
+// catchSIGPIPE makes a write to a closed pipe return EPIPE instead of
+// killing the process (Go's default for standard output), so deferred
+// cleanup runs: no temporary output file is left behind.
+func catchSIGPIPE() {
+	sigpipeOnce.Do(func() {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	})
 }
 
 func firstLine(s string) string {

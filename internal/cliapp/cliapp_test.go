@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -85,5 +87,34 @@ func TestRunErrors(t *testing.T) {
 	}
 	if strings.Count(errb.String(), "\n") != 1 || !strings.HasPrefix(errb.String(), "tool: ") {
 		t.Errorf("bad flag value: stderr %q, want one line", errb.String())
+	}
+}
+
+// TestInternalError: a panic in an action is one line and exit status 1
+// (never the bad-input status 2), with no stack; EPIPE on standard output
+// ends the run quietly with 141.
+func TestInternalError(t *testing.T) {
+	tests := []struct {
+		name   string
+		action func(*cli.Context) error
+		code   int
+		stderr string
+	}{
+		{"panic", func(*cli.Context) error { panic("boom") }, exitcode.Fatal,
+			"tool: internal error: boom (please report it, with the command line)\n"},
+		{"nil map", func(*cli.Context) error { var m map[string]int; m["x"]++; return nil }, exitcode.Fatal,
+			"tool: internal error: assignment to entry in nil map (please report it, with the command line)\n"},
+		{"broken pipe", func(*cli.Context) error {
+			return Exit(exitcode.Fatal, fmt.Errorf("write /dev/stdout: %w", syscall.EPIPE))
+		},
+			StatusBrokenPipe, ""},
+	}
+	for _, tc := range tests {
+		var stderr bytes.Buffer
+		app := &cli.App{Name: "tool", Action: tc.action}
+		code := Run(context.Background(), app, []string{"tool"}, &stderr)
+		if code != tc.code || stderr.String() != tc.stderr {
+			t.Errorf("%s: exit %d stderr %q, want %d %q", tc.name, code, stderr.String(), tc.code, tc.stderr)
+		}
 	}
 }

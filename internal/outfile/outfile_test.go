@@ -1,12 +1,33 @@
+//go:build unix
+
 package outfile
 
 import (
+	"context"
 	"errors"
 	"io"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
+
+// leftovers returns the temporary files left in dir.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".*.tmp*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func writeString(s string) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+}
 
 func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
@@ -25,35 +46,329 @@ func TestWriteFileAtomic(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "old" {
 		t.Errorf("target changed to %q", b)
 	}
-	if m, _ := filepath.Glob(filepath.Join(dir, ".*")); len(m) != 0 {
+	if m := leftovers(t, dir); len(m) != 0 {
 		t.Errorf("left behind: %v", m)
 	}
-	// A complete write replaces it, mode 0644.
-	if err := WriteFile(p, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+	if err := WriteFile(p, writeString("new")); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(p)
-	st, _ := os.Stat(p)
-	if string(b) != "new" || st.Mode().Perm() != 0o644 {
-		t.Errorf("got %q mode %v, want \"new\" 0644", b, st.Mode().Perm())
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Errorf("got %q, want \"new\"", b)
+	}
+	if Pending() != 0 {
+		t.Errorf("Pending() = %d after commit and abort", Pending())
 	}
 }
 
-func TestCreateErrors(t *testing.T) {
+// TestModes: a new file gets 0666 minus the umask, a replaced file keeps
+// its mode.
+func TestModes(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	tests := []struct {
+		name  string
+		umask int
+		old   os.FileMode // 0: no file yet
+		want  os.FileMode
+	}{
+		{"new, umask 022", 0o022, 0, 0o644},
+		{"new, umask 077", 0o077, 0, 0o600},
+		{"new, umask 002", 0o002, 0, 0o664},
+		{"new, umask 000", 0, 0, 0o666},
+		{"replaced 0600", 0o022, 0o600, 0o600},
+		{"replaced 0640, umask 077", 0o077, 0o640, 0o640},
+		{"replaced 0666, umask 022", 0o022, 0o666, 0o666},
+		{"replaced 0755", 0o022, 0o755, 0o755},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "f.cache")
+			if tc.old != 0 {
+				if err := os.WriteFile(p, []byte("old"), tc.old); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(p, tc.old); err != nil { // past the umask
+					t.Fatal(err)
+				}
+			}
+			syscall.Umask(tc.umask)
+			err := WriteFile(p, writeString("new"))
+			syscall.Umask(0o022)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != tc.want {
+				t.Errorf("mode %v, want %v", st.Mode().Perm(), tc.want)
+			}
+		})
+	}
+}
+
+// TestSymlinks: a symlink is followed and the file it points to replaced;
+// the link stays a link.
+func TestSymlinks(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) (link, target string)
+	}{
+		{"absolute link to existing file", func(t *testing.T, dir string) (string, string) {
+			sub := filepath.Join(dir, "real")
+			os.Mkdir(sub, 0o755)
+			target := filepath.Join(sub, "c.cache")
+			os.WriteFile(target, []byte("old"), 0o600)
+			link := filepath.Join(dir, "c.cache")
+			os.Symlink(target, link)
+			return link, target
+		}},
+		{"relative link chain", func(t *testing.T, dir string) (string, string) {
+			sub := filepath.Join(dir, "a", "b")
+			os.MkdirAll(sub, 0o755)
+			target := filepath.Join(sub, "t")
+			os.WriteFile(target, []byte("old"), 0o640)
+			os.Symlink("b/t", filepath.Join(dir, "a", "l2"))
+			link := filepath.Join(dir, "l1")
+			os.Symlink("a/l2", link)
+			return link, target
+		}},
+		{"dangling link: the target is created", func(t *testing.T, dir string) (string, string) {
+			sub := filepath.Join(dir, "real")
+			os.Mkdir(sub, 0o755)
+			target := filepath.Join(sub, "new")
+			link := filepath.Join(dir, "l")
+			os.Symlink("real/new", link)
+			return link, target
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			link, target := tc.setup(t, dir)
+			var oldMode os.FileMode = 0o644
+			if st, err := os.Stat(target); err == nil {
+				oldMode = st.Mode().Perm()
+			}
+			if err := WriteFile(link, writeString("new")); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+				t.Fatalf("%s is no longer a symlink (%v)", link, err)
+			}
+			b, err := os.ReadFile(target)
+			if err != nil || string(b) != "new" {
+				t.Errorf("target holds %q (%v), want \"new\"", b, err)
+			}
+			if st, _ := os.Stat(target); st.Mode().Perm() != oldMode {
+				t.Errorf("target mode %v, want %v", st.Mode().Perm(), oldMode)
+			}
+			filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if strings.Contains(filepath.Base(p), ".tmp") {
+					t.Errorf("left behind: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+	t.Run("symlink loop", func(t *testing.T) {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		os.Symlink(b, a)
+		os.Symlink(a, b)
+		_, err := Create(a)
+		if err == nil || !strings.HasPrefix(err.Error(), a+": ") {
+			t.Errorf("err = %v, want one naming %s", err, a)
+		}
+	})
+}
+
+// TestLongNames: a legal name never fails because the temporary name is
+// longer; no temporary name exceeds NAME_MAX.
+func TestLongNames(t *testing.T) {
+	for _, n := range []int{1, 200, 240, 250, 251, 255} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, strings.Repeat("x", n))
+		o, err := Create(p)
+		if err != nil {
+			t.Fatalf("%d characters: %v", n, err)
+		}
+		if l := len(filepath.Base(o.tmp)); l > MaxNameLen {
+			t.Errorf("%d characters: temporary name is %d bytes", n, l)
+		}
+		io.WriteString(o, "x")
+		if err := o.Commit(); err != nil {
+			t.Fatalf("%d characters: %v", n, err)
+		}
+	}
+	// multi-byte characters are cut at a character boundary
+	long := strings.Repeat("é", 127) // 254 bytes
+	got := tempName(long, "0123456789ab")
+	if len(got) > MaxNameLen || !strings.HasPrefix(got, ".") || !strings.HasSuffix(got, ".tmp0123456789ab") {
+		t.Errorf("tempName = %q (%d bytes)", got, len(got))
+	}
+	if !utf8Valid(got) {
+		t.Errorf("tempName cut a character: %q", got)
+	}
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// TestInPlace: targets that are not regular files are written in place,
+// never replaced.
+func TestInPlace(t *testing.T) {
+	t.Run("/dev/null", func(t *testing.T) {
+		if err := WriteFile("/dev/null", writeString("data")); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat("/dev/null")
+		if err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+			t.Fatalf("/dev/null is no longer a character device: %v %v", st.Mode(), err)
+		}
+	})
+	t.Run("FIFO with a reader", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip("mkfifo:", err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			f, err := os.Open(p)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			got <- string(b)
+		}()
+		if err := WriteFile(p, writeString("through the fifo")); err != nil {
+			t.Fatal(err)
+		}
+		if s := <-got; s != "through the fifo" {
+			t.Errorf("reader got %q", s)
+		}
+		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
+			t.Errorf("%s is no longer a FIFO: %v", p, st.Mode())
+		}
+		if m := leftovers(t, dir); len(m) != 0 {
+			t.Errorf("left behind: %v", m)
+		}
+	})
+	t.Run("FIFO without a reader: cancelled", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip("mkfifo:", err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		o, err := CreateContext(ctx, p) // must not wait for a reader
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if _, err := o.Write([]byte("x")); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
+			t.Errorf("write to a FIFO nobody reads, cancelled: err = %v", err)
+		}
+		o.Abort()
+		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
+			t.Errorf("%s is no longer a FIFO", p)
+		}
+	})
+	t.Run("socket", func(t *testing.T) {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "s")
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Skip(err)
+		}
+		defer l.Close()
+		_, err = Create(p)
+		if err == nil || !strings.Contains(err.Error(), "socket") {
+			t.Errorf("err = %v, want a socket error", err)
+		}
+		if st, _ := os.Lstat(p); st.Mode()&fs.ModeSocket == 0 {
+			t.Errorf("socket replaced")
+		}
+	})
+}
+
+// TestErrors: errors name the target, never the temporary file.
+func TestErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Create(filepath.Join(dir, "no", "such", "dir", "f")); err == nil {
-		t.Error("no error for a missing directory")
+	ro := filepath.Join(dir, "ro")
+	os.WriteFile(ro, []byte("x"), 0o444)
+	tests := []struct {
+		name, path, want string
+		root             bool // the case holds for root too
+	}{
+		{"missing directory", filepath.Join(dir, "no", "such", "f"), "cannot create: no such file or directory", true},
+		{"directory", dir, "is a directory", true},
+		{"cannot be replaced", "/proc/version", "cannot be replaced: no temporary file can be created beside it in /proc", true},
+		{"read-only file", ro, "permission denied", false},
+		{"empty name", "", "empty output file name", true},
 	}
-	if _, err := Create(dir); err == nil {
-		t.Error("no error for a directory target")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.root && os.Geteuid() == 0 {
+				t.Skip("root writes anything")
+			}
+			o, err := Create(tc.path)
+			if err == nil {
+				o.Abort()
+				t.Fatalf("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %q, want it to contain %q", err, tc.want)
+			}
+			if tc.path != "" && !strings.HasPrefix(err.Error(), tc.path+": ") {
+				t.Errorf("err = %q does not start with the target", err)
+			}
+			if strings.Contains(err.Error(), ".tmp") {
+				t.Errorf("err = %q names the temporary file", err)
+			}
+		})
 	}
-	o, err := Create(filepath.Join(dir, "f"))
+}
+
+// TestAbort: Abort and AbortAll leave nothing behind, and the target as
+// it was.
+func TestAbort(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("old"), 0o644)
+	o, err := Create(p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.WriteString(o, "new")
 	o.Abort()
 	o.Abort() // twice is harmless
-	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
-		t.Errorf("Abort left %v", m)
+	if err := o.Commit(); err != nil {
+		t.Errorf("Commit after Abort: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old" {
+		t.Errorf("target is %q after Abort", b)
+	}
+	// AbortAll: what a signal path runs.
+	a, _ := Create(filepath.Join(dir, "a"))
+	b, _ := Create(p)
+	io.WriteString(b, "partial")
+	if n := AbortAll(); n != 2 {
+		t.Errorf("AbortAll removed %d files, want 2", n)
+	}
+	if m := leftovers(t, dir); len(m) != 0 {
+		t.Errorf("left behind: %v", m)
+	}
+	a.Abort()
+	b.Abort()
+	if b, _ := os.ReadFile(p); string(b) != "old" {
+		t.Errorf("target is %q after AbortAll", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
+		t.Errorf("a new target was created by an aborted file")
 	}
 }

@@ -126,6 +126,12 @@ type Problem struct {
 	Paths []smp.DRPath
 }
 
+// Incomplete reports whether the problem leaves part of the fabric
+// undiscovered (a port beyond the 63-hop DR limit). The other kinds are
+// inconsistencies in what was found: the result is complete but
+// contradictory, which the tools report as warnings.
+func (p Problem) Incomplete() bool { return p.Kind == ProblemPathTooLong }
+
 func (p Problem) String() string {
 	s := p.Kind + ": " + p.Msg
 	for i, q := range p.Paths {
@@ -163,9 +169,29 @@ type Result struct {
 }
 
 // Partial reports whether the result misses part of the fabric: failed
-// SMPs, an interruption or a fatal error.
+// SMPs, an interruption, a fatal error or an incomplete problem (see
+// Problem.Incomplete).
 func (r *Result) Partial() bool {
-	return len(r.Errors) > 0 || r.Interrupted || r.Err != nil
+	if len(r.Errors) > 0 || r.Interrupted || r.Err != nil {
+		return true
+	}
+	for _, p := range r.Problems {
+		if p.Incomplete() {
+			return true
+		}
+	}
+	return false
+}
+
+// Inconsistent reports whether the fabric answered inconsistently
+// (duplicate GUIDs, overlapping LIDs, contradictions, loopbacks).
+func (r *Result) Inconsistent() bool {
+	for _, p := range r.Problems {
+		if !p.Incomplete() {
+			return true
+		}
+	}
+	return false
 }
 
 // Discover walks the fabric behind tr. It returns an error only when

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/cliapp"
+	"github.com/ibfabric/ibdiag/internal/clitest"
+)
+
+// TestOutputTargets: the topology file and --cache are written whatever
+// the target is: a device or FIFO in place, a symlink followed, a new
+// file with 0666 minus the umask, a replaced file keeping its mode, a
+// 250-character name; nothing is left beside them.
+func TestOutputTargets(t *testing.T) {
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	src := []string{"--sim", fabrics + "loop.net"}
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) (target, check string) // check: the file that must hold the output
+		mode  fs.FileMode                                           // of check; 0: not checked
+	}{
+		{"new file gets 0666 minus the umask", func(t *testing.T, dir string) (string, string) {
+			p := filepath.Join(dir, "new")
+			return p, p
+		}, 0o640},
+		{"replaced 0600 file stays 0600", func(t *testing.T, dir string) (string, string) {
+			p := filepath.Join(dir, "old")
+			os.WriteFile(p, []byte("old"), 0o600)
+			return p, p
+		}, 0o600},
+		{"symlink is followed", func(t *testing.T, dir string) (string, string) {
+			os.Mkdir(filepath.Join(dir, "real"), 0o755)
+			real := filepath.Join(dir, "real", "f")
+			os.WriteFile(real, []byte("old"), 0o644)
+			os.Chmod(real, 0o644)
+			link := filepath.Join(dir, "link")
+			os.Symlink("real/f", link)
+			return link, real
+		}, 0o644},
+		{"250-character name", func(t *testing.T, dir string) (string, string) {
+			p := filepath.Join(dir, strings.Repeat("n", 250))
+			return p, p
+		}, 0o640},
+	}
+	for _, flag := range []string{"topology file", "--cache"} {
+		for _, tc := range tests {
+			t.Run(flag+"/"+tc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				target, check := tc.setup(t, dir)
+				args := append([]string{}, src...)
+				if flag == "--cache" {
+					args = append(args, "--cache", target)
+				} else {
+					args = append(args, target)
+				}
+				_, stderr, code := runOurs(t, args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				b, err := os.ReadFile(check)
+				if err != nil || len(b) < 100 {
+					t.Fatalf("%s holds %d bytes (%v)", check, len(b), err)
+				}
+				st, _ := os.Stat(check)
+				if tc.mode != 0 && st.Mode().Perm() != tc.mode {
+					t.Errorf("mode %v, want %v", st.Mode().Perm(), tc.mode)
+				}
+				if st, _ := os.Lstat(target); target != check && st.Mode()&fs.ModeSymlink == 0 {
+					t.Errorf("%s was replaced instead of followed", target)
+				}
+				filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+					if strings.Contains(filepath.Base(p), ".tmp") {
+						t.Errorf("left behind: %s", p)
+					}
+					return nil
+				})
+			})
+		}
+	}
+	t.Run("/dev/null", func(t *testing.T) {
+		for _, args := range [][]string{{"--cache", "/dev/null"}, {"/dev/null"}} {
+			_, stderr, code := runOurs(t, append(append([]string{}, src...), args...)...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d %s", args, code, stderr)
+			}
+			if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&fs.ModeCharDevice == 0 {
+				t.Fatalf("/dev/null is not a character device any more: %v", st.Mode())
+			}
+		}
+	})
+	t.Run("FIFO", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "fifo")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skip(err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			f, err := os.Open(p)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			got <- string(b)
+		}()
+		_, stderr, code := runOurs(t, append(append([]string{}, src...), "--cache", p)...)
+		if code != 0 {
+			t.Fatalf("exit %d %s", code, stderr)
+		}
+		if s := <-got; len(s) < 100 {
+			t.Errorf("FIFO reader got %d bytes", len(s))
+		}
+		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
+			t.Errorf("FIFO replaced: %v", st.Mode())
+		}
+	})
+}
+
+// TestOutputTargetErrors: a target that cannot be written or replaced is
+// one line naming it and why, exit 2, before discovery.
+func TestOutputTargetErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		args  []string
+		input string
+		msg   string
+	}{
+		{"cannot be replaced", []string{"--sim", fabrics + "loop.net", "/proc/version"}, "/proc/version",
+			"cannot be replaced: no temporary file can be created beside it in /proc"},
+		{"cache cannot be replaced", []string{"--sim", fabrics + "loop.net", "--cache", "/proc/version"}, "--cache: /proc/version",
+			"cannot be replaced"},
+		{"missing directory", []string{"--sim", fabrics + "loop.net", filepath.Join(dir, "no", "f")}, filepath.Join(dir, "no", "f"),
+			"cannot create: no such file or directory"},
+		{"directory", []string{"--sim", fabrics + "loop.net", "--cache", dir}, dir, "is a directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runOurs(t, tc.args...)
+			clitest.BadInput(t, "ibdiscover", stdout, stderr, code, tc.input, tc.msg)
+		})
+	}
+	clitest.NoLeftovers(t, dir)
+}
+
+// TestBrokenPipe: "ibdiscover --cache c | head -1" ends quietly with 141
+// and leaves no temporary file (nor a cache from a run cut short).
+func TestBrokenPipe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildTool(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--sim", "fattree:levels=3,radix=16", "--cache", "c.cache")
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n') // as head -1
+	out.Close()
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if line != "#\n" {
+		t.Errorf("first line %q", line)
+	}
+	// The 1,344-node topology is far more than a pipe holds: the write
+	// fails with EPIPE and the run ends quietly.
+	if code != cliapp.StatusBrokenPipe || stderr.Len() != 0 {
+		t.Errorf("exit %d (%v), stderr %q; want %d and nothing", code, err, stderr.String(), cliapp.StatusBrokenPipe)
+	}
+	clitest.NoLeftovers(t, dir)
+}

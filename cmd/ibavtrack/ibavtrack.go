@@ -44,6 +44,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
+		// the shared options are the commands' own; Reorder moves them
+		// after the command name wherever they are given
+		Flags: attach.HiddenFlags(true),
 		Commands: []*cli.Command{
 			linksCommand(stdout, stderr),
 			pathCommand(stdout, stderr),
@@ -53,7 +56,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.NArg() > 0 {
 				return cliapp.Usage(c.Args().First(), "unknown command (want links, path or watch)")
 			}
-			return cliapp.Usage("ibavtrack", "a command is required: links, path or watch")
+			return cliapp.Exit(exitcode.Usage, errors.New("a command is required: links, path or watch"))
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}

@@ -57,6 +57,24 @@ func Flags(simSM bool) []cli.Flag {
 	}
 }
 
+// HiddenFlags returns the shared flags hidden from the help, for an app
+// whose subcommands take them: the app accepts them too, so a command
+// line that gives them but no command is told that a command is missing.
+func HiddenFlags(simSM bool) []cli.Flag {
+	flags := Flags(simSM)
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Hidden = true
+		case *cli.IntFlag:
+			f.Hidden = true
+		case *cli.BoolFlag:
+			f.Hidden = true
+		}
+	}
+	return flags
+}
+
 // Settings are the shared flags' values, checked.
 type Settings struct {
 	CA          string

@@ -108,9 +108,11 @@ func firstLine(s string) string {
 // so "ibdiscover topo.txt -f" works like "ibdiscover -f topo.txt"
 // (urfave/cli stops parsing at the first operand). Options keep their
 // relative order; "--" ends the options. With subcommands, the options
-// after the command name are reordered among the command's own. An
-// option that takes a value but ends the line is an error (moved before
-// the operands it would take one of them as its value).
+// after the command name are reordered among the command's own, and the
+// command's options given before its name ("ibavtrack --ibsim links")
+// are moved after it, so the shared options go either side of the
+// command. An option that takes a value but ends the line is an error
+// (moved before the operands it would take one of them as its value).
 func Reorder(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
 		return args, nil
@@ -119,26 +121,58 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 		rest, err := reorder(app.Flags, args[1:])
 		return append([]string{args[0]}, rest...), err
 	}
-	// global options, then the command name, then its arguments
+	// global options, then the command name, then its arguments; an
+	// option before the name takes a value if the app's or any command's
+	// option of that name does
 	takes := valueFlags(app.Flags)
+	for _, c := range app.Commands {
+		for n := range valueFlags(c.Flags) {
+			takes[n] = true
+		}
+	}
+	var before [][]string // options before the command, with their values
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || !isOption(a) {
-			if a == "--" {
-				return args, nil
-			}
+		if a == "--" {
+			return args, nil
+		}
+		if !isOption(a) {
 			cmd := app.Command(a)
 			if cmd == nil {
 				return args, nil
 			}
-			rest, err := reorder(cmd.Flags, args[i+1:])
-			return append(append([]string{}, args[:i+1]...), rest...), err
+			own := flagNames(cmd.Flags)
+			global := []string{args[0]}
+			var moved []string
+			for _, o := range before {
+				if own[optName(o[0])] {
+					moved = append(moved, o...)
+				} else {
+					global = append(global, o...)
+				}
+			}
+			rest, err := reorder(cmd.Flags, append(moved, args[i+1:]...))
+			return append(append(global, a), rest...), err
 		}
-		if takes[optName(a)] && !strings.Contains(a, "=") {
+		o := []string{a}
+		if takes[optName(a)] && !strings.Contains(a, "=") && i+1 < len(args) {
 			i++
+			o = append(o, args[i])
 		}
+		before = append(before, o)
 	}
 	return args, nil
+}
+
+// flagNames maps every name of the flags.
+func flagNames(flags []cli.Flag) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			m[n] = true
+		}
+	}
+	return m
 }
 
 func reorder(flags []cli.Flag, args []string) ([]string, error) {

@@ -87,3 +87,34 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("bad flag value: stderr %q, want one line", errb.String())
 	}
 }
+
+// TestReorderCommands: a command's options given before its name are
+// moved after it; the app's own options stay before it.
+func TestReorderCommands(t *testing.T) {
+	app := &cli.App{
+		Name:  "tool",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "global"}},
+		Commands: []*cli.Command{{
+			Name: "run",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "sim", Aliases: []string{"s"}},
+				&cli.BoolFlag{Name: "ibsim"},
+				&cli.BoolFlag{Name: "json"},
+			},
+		}},
+	}
+	tests := []struct{ args, want []string }{
+		{[]string{"tool", "--ibsim", "run"}, []string{"tool", "run", "--ibsim"}},
+		{[]string{"tool", "--sim", "x.net", "--global", "run", "a", "--json"}, []string{"tool", "--global", "run", "--sim", "x.net", "--json", "a"}},
+		{[]string{"tool", "-s=x", "run", "a"}, []string{"tool", "run", "-s=x", "a"}},
+		{[]string{"tool", "--sim", "run", "run"}, []string{"tool", "run", "--sim", "run"}},
+		{[]string{"tool", "--sim", "x"}, []string{"tool", "--sim", "x"}},
+		{[]string{"tool", "--", "run"}, []string{"tool", "--", "run"}},
+	}
+	for _, tt := range tests {
+		got, err := Reorder(app, tt.args)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%v: got %v, %v; want %v", tt.args, got, err, tt.want)
+		}
+	}
+}

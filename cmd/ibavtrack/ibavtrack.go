@@ -100,6 +100,7 @@ func openSession(c *cli.Context) (*session, error) {
 		}
 		return nil, cliapp.Exit(exitcode.Fatal, err)
 	}
+	s.Note(c.App.ErrWriter, "ibavtrack", "attached to "+fab.Desc)
 	return &session{fab: fab, settings: s, cfg: cfg, workers: s.Outstanding}, nil
 }
 
@@ -137,9 +138,7 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 // whether anything was missed.
 func (s *session) partial(stderr io.Writer) bool {
 	r := s.res
-	for _, e := range r.Errors {
-		fmt.Fprintf(stderr, "ibavtrack: SMP failed: %v\n", e)
-	}
+	s.settings.ReportSMPErrors(stderr, "ibavtrack", r.Errors, r.Fabric, nil)
 	for _, p := range r.Problems {
 		fmt.Fprintf(stderr, "ibavtrack: %v\n", p)
 	}
@@ -147,6 +146,28 @@ func (s *session) partial(stderr io.Writer) bool {
 		fmt.Fprintf(stderr, "ibavtrack: %d forwarding table blocks could not be read\n", s.lftErrors)
 	}
 	return r.Partial() || len(r.Problems) > 0 || s.lftErrors > 0
+}
+
+// partialWhy says what the last sweep missed, in a few words.
+func (s *session) partialWhy() string {
+	r := s.res
+	var why []string
+	if r.Err != nil {
+		why = append(why, s.settings.DiscoveryErr(r.Err))
+	}
+	if len(r.Errors) > 0 {
+		why = append(why, fmt.Sprintf("%d SMPs failed", len(r.Errors)))
+	}
+	if len(r.Problems) > 0 {
+		why = append(why, fmt.Sprintf("%d problems in discovery", len(r.Problems)))
+	}
+	if s.lftErrors > 0 {
+		why = append(why, fmt.Sprintf("%d forwarding table blocks not read", s.lftErrors))
+	}
+	if len(why) == 0 {
+		return "part of the fabric did not answer"
+	}
+	return strings.Join(why, ", ")
 }
 
 // complete reports whether the last sweep saw the whole fabric (no SMP

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -65,7 +66,7 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case c.Bool("check") && bad > 0:
 		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%d of %d links marked", bad, len(links)))
 	case partial:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed", len(s.res.Errors)))
+		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: "+s.partialWhy()))
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	if partial {
-		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: part of the fabric did not answer"))
+		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: "+s.partialWhy()))
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Exit(exitcode.Usage, err)
 	}
 	cfg := s.Config()
-	cfg.NoMlnxEPI = c.Bool("no-mlnx-epi")
+	cfg.NoMlnxEPI = cfg.NoMlnxEPI || c.Bool("no-mlnx-epi")
 	if c.IsSet("from") {
 		p, err := smp.ParseDRPath(c.String("from"))
 		if err != nil {
@@ -178,6 +178,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Fail(err)
 		}
 		defer fab.Close()
+		s.Note(stderr, "ibdiscover", "attached to "+fab.Desc)
 
 		prog := progress.New(stderr, c.Bool("show"))
 		cfg.Progress = prog.Node
@@ -243,15 +244,13 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
-	return report(stderr, res, paint)
+	return report(stderr, s, res, paint)
 }
 
 // report prints SMP errors and problems on stderr and chooses the exit
 // status.
-func report(stderr io.Writer, res *discover.Result, paint termout.Painter) error {
-	for _, e := range res.Errors {
-		fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover: SMP failed:"), e)
-	}
+func report(stderr io.Writer, s attach.Settings, res *discover.Result, paint termout.Painter) error {
+	s.ReportSMPErrors(stderr, "ibdiscover", res.Errors, res.Fabric, paint.Bad)
 	for _, p := range res.Problems {
 		fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover:"), p)
 	}
@@ -259,7 +258,7 @@ func report(stderr io.Writer, res *discover.Result, paint termout.Painter) error
 	case res.Interrupted:
 		return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs))
 	case res.Err != nil:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %v", res.Err))
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %s", s.DiscoveryErr(res.Err)))
 	case len(res.Errors) > 0 || len(res.Problems) > 0:
 		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed, %d problems (%d retries)", len(res.Errors), len(res.Problems), res.Retries))
 	}

@@ -250,6 +250,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	defer fab.Close()
 	t.fab = fab
+	s.Note(stderr, "ibhops", "attached to "+fab.Desc)
 	res, err := discover.Discover(c.Context, fab, cfg)
 	if err != nil {
 		if c.Context.Err() != nil {
@@ -325,9 +326,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 // exit status: a problem found (4) before a partial result (3).
 func (t *tool) report(stderr io.Writer) error {
 	res := t.res
-	for _, e := range res.Errors {
-		fmt.Fprintf(stderr, "ibhops: SMP failed: %v\n", e)
-	}
+	t.settings.ReportSMPErrors(stderr, "ibhops", res.Errors, res.Fabric, nil)
 	for _, p := range res.Problems {
 		fmt.Fprintf(stderr, "ibhops: %v\n", p)
 	}
@@ -341,7 +340,7 @@ func (t *tool) report(stderr io.Writer) error {
 	case t.problem:
 		return cliapp.Exit(exitcode.Problem, nil)
 	case res.Err != nil:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %v", res.Err))
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %s", t.settings.DiscoveryErr(res.Err)))
 	case partial:
 		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result: %d SMPs failed, %d problems in discovery", len(res.Errors)+len(t.q.Errors()), len(res.Problems)))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/version"
 )
 
 // ExitError carries an exit status (and an optional message) out of an
@@ -65,10 +66,30 @@ func Code(err error) int {
 	return exitcode.Usage
 }
 
+// VersionFlag is -V/--version, which every tool takes (as the
+// infiniband-diags do): it prints version.Line on stdout and exits 0.
+func VersionFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit and Go version, and exit"}
+}
+
 // Run runs app with args and returns the exit status, printing one line
-// "<app name>: <error>" on stderr when the action failed.
+// "<app name>: <error>" on stderr when the action failed. It adds
+// -V/--version to the app.
 func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
+	app.HideVersion = true // ours, not urfave/cli's -v
+	app.Flags = append(app.Flags, VersionFlag())
+	before := app.Before
+	app.Before = func(c *cli.Context) error {
+		if c.Bool("version") {
+			fmt.Fprintln(app.Writer, version.Line(app.Name))
+			return &ExitError{Code: exitcode.OK}
+		}
+		if before != nil {
+			return before(c)
+		}
+		return nil
+	}
 	// A flag that does not parse is one line on stderr, not the help.
 	usage := func(_ *cli.Context, err error, _ bool) error {
 		return &ExitError{Code: exitcode.Usage, Err: errors.New(firstLine(err.Error()))}

@@ -118,3 +118,25 @@ func TestReorderCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestVersion: -V and --version print one version line on stdout and
+// exit 0, before any action runs, with or without subcommands.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"tool", "-V"}, {"tool", "--version"}, {"tool", "x.txt", "-V"}} {
+		var got []string
+		var out, errb bytes.Buffer
+		app := testApp(&got)
+		app.Writer = &out
+		if code := Run(context.Background(), app, args, &errb); code != 0 || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+		if s := out.String(); !strings.HasPrefix(s, "tool version ") || strings.Count(s, "\n") != 1 || len(got) != 0 {
+			t.Errorf("%v: stdout %q, action ran: %v", args, s, got)
+		}
+	}
+	var out, errb bytes.Buffer
+	app := &cli.App{Name: "sub", Writer: &out, Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}}}}
+	if code := Run(context.Background(), app, []string{"sub", "-V"}, &errb); code != 0 || !strings.HasPrefix(out.String(), "sub version ") {
+		t.Errorf("with commands: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}

@@ -339,3 +339,18 @@ func TestSharedOptionsEitherSide(t *testing.T) {
 		t.Errorf("no command: exit %d %q", code, stderr)
 	}
 }
+
+// TestOneLIDPlan: the LIDs a fabric file gives are the LIDs ibavtrack's
+// embedded SM uses, as ibdiscover shows them (node001 10, node006 15 in
+// demo.net).
+func TestOneLIDPlan(t *testing.T) {
+	stdout, stderr, code := runTool(t, "path", "--sim", "../../testdata/fabrics/demo.net", "10", "15")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`From "node001 mlx5_0"[1] (LID 10,`, `To   "node006 mlx5_0"[1] (LID 15,`} {
+		if !strings.Contains(string(stdout), want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}

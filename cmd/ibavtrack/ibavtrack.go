@@ -44,6 +44,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
+		// the shared options are the commands' own; Reorder moves them
+		// after the command name wherever they are given
+		Flags: attach.HiddenFlags(true),
 		Commands: []*cli.Command{
 			linksCommand(stdout, stderr),
 			pathCommand(stdout, stderr),
@@ -53,7 +56,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if c.NArg() > 0 {
 				return cliapp.Usage(c.Args().First(), "unknown command (want links, path or watch)")
 			}
-			return cliapp.Usage("ibavtrack", "a command is required: links, path or watch")
+			return cliapp.Exit(exitcode.Usage, errors.New("a command is required: links, path or watch"))
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -97,6 +100,7 @@ func openSession(c *cli.Context) (*session, error) {
 		}
 		return nil, cliapp.Exit(exitcode.Fatal, err)
 	}
+	s.Note(c.App.ErrWriter, "ibavtrack", "attached to "+fab.Desc)
 	return &session{fab: fab, settings: s, cfg: cfg, workers: s.Outstanding}, nil
 }
 
@@ -135,9 +139,7 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 // was missed.
 func (s *session) partial(stderr io.Writer) bool {
 	r := s.res
-	for _, e := range r.Errors {
-		fmt.Fprintf(stderr, "ibavtrack: SMP failed: %v\n", e)
-	}
+	s.settings.ReportSMPErrors(stderr, "ibavtrack", r.Errors, r.Fabric, nil)
 	for _, p := range r.Problems {
 		if p.Incomplete() {
 			fmt.Fprintf(stderr, "ibavtrack: %v\n", p)
@@ -149,6 +151,28 @@ func (s *session) partial(stderr io.Writer) bool {
 		fmt.Fprintf(stderr, "ibavtrack: %d forwarding table blocks could not be read\n", s.lftErrors)
 	}
 	return r.Partial() || s.lftErrors > 0
+}
+
+// partialWhy says what the last sweep missed, in a few words.
+func (s *session) partialWhy() string {
+	r := s.res
+	var why []string
+	if r.Err != nil {
+		why = append(why, s.settings.DiscoveryErr(r.Err))
+	}
+	if len(r.Errors) > 0 {
+		why = append(why, fmt.Sprintf("%d SMPs failed", len(r.Errors)))
+	}
+	if n := r.IncompleteProblems(); n > 0 {
+		why = append(why, fmt.Sprintf("%d ports not explored", n))
+	}
+	if s.lftErrors > 0 {
+		why = append(why, fmt.Sprintf("%d forwarding table blocks not read", s.lftErrors))
+	}
+	if len(why) == 0 {
+		return "part of the fabric did not answer"
+	}
+	return strings.Join(why, ", ")
 }
 
 // complete reports whether the last sweep saw the whole fabric (no SMP

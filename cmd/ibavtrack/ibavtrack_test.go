@@ -315,3 +315,42 @@ func TestWatchJSONAndHoldZero(t *testing.T) {
 		t.Errorf("changes %+v", c)
 	}
 }
+
+// TestSharedOptionsEitherSide: the shared fabric options work before the
+// command name as well as after it, with the same output.
+func TestSharedOptionsEitherSide(t *testing.T) {
+	net := "testdata/pathmix.net"
+	tests := []struct{ after, before []string }{
+		{[]string{"links", "--sim", net}, []string{"--sim", net, "links"}},
+		{[]string{"links", "--sim", net, "--json", "-t", "500"}, []string{"--sim=" + net, "-t", "500", "links", "--json"}},
+		{[]string{"path", "--sim", net, "hA", "hB"}, []string{"-o", "4", "--sim", net, "--retries", "1", "path", "hA", "hB"}},
+		{[]string{"path", "--sim", net, "hA", "hB", "--json"}, []string{"--sim", net, "path", "--json", "hA", "hB"}},
+	}
+	for _, tt := range tests {
+		want, _, wcode := runTool(t, tt.after...)
+		got, stderr, code := runTool(t, tt.before...)
+		if code != wcode || !bytes.Equal(got, want) {
+			t.Errorf("%v: exit %d (stderr %q), want exit %d and the output of %v", tt.before, code, stderr, wcode, tt.after)
+		}
+	}
+	// Options but no command: the command is what is missing.
+	_, stderr, code := runTool(t, "--sim", net, "-t", "100")
+	if code != exitcode.Usage || string(stderr) != "ibavtrack: a command is required: links, path or watch\n" {
+		t.Errorf("no command: exit %d %q", code, stderr)
+	}
+}
+
+// TestOneLIDPlan: the LIDs a fabric file gives are the LIDs ibavtrack's
+// embedded SM uses, as ibdiscover shows them (node001 10, node006 15 in
+// demo.net).
+func TestOneLIDPlan(t *testing.T) {
+	stdout, stderr, code := runTool(t, "path", "--sim", "../../testdata/fabrics/demo.net", "10", "15")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`From "node001 mlx5_0"[1] (LID 10,`, `To   "node006 mlx5_0"[1] (LID 15,`} {
+		if !strings.Contains(string(stdout), want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}

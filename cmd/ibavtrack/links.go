@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -81,7 +82,7 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case exitcode.Problem:
 		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%d of %d links marked", bad, len(links)))
 	case exitcode.Partial:
-		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d SMPs failed", len(s.res.Errors)))
+		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: "+s.partialWhy()))
 	case exitcode.NothingChecked:
 		return nothingToCheck(nothing)
 	case exitcode.Inconsistent:

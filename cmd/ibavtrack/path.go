@@ -81,7 +81,7 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	switch s.outcome(partial).Status() {
 	case exitcode.Partial:
-		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: part of the fabric did not answer"))
+		return cliapp.Exit(exitcode.Partial, errors.New("partial result printed: "+s.partialWhy()))
 	case exitcode.Inconsistent:
 		return errStrict
 	}

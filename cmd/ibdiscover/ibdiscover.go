@@ -103,7 +103,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Exit(exitcode.Usage, err)
 	}
 	cfg := s.Config()
-	cfg.NoMlnxEPI = c.Bool("no-mlnx-epi")
+	cfg.NoMlnxEPI = cfg.NoMlnxEPI || c.Bool("no-mlnx-epi")
 	if c.IsSet("from") {
 		p, err := smp.ParseDRPath(c.String("from"))
 		if err != nil {
@@ -179,6 +179,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Fail(err)
 		}
 		defer fab.Close()
+		s.Note(stderr, "ibdiscover", "attached to "+fab.Desc)
 
 		prog := progress.New(stderr, c.Bool("show"))
 		cfg.Progress = prog.Node
@@ -268,7 +269,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			files = append(files, f.Name())
 		}
 	}
-	return report(stderr, res, paint, files, c.Bool("strict"))
+	return report(stderr, s, res, paint, files)
 }
 
 func wasWere(n int) string {
@@ -282,10 +283,8 @@ func wasWere(n int) string {
 // status: an incomplete result is partial (3), an inconsistent one only
 // warns (or exits 6 with --strict). files are the output files written:
 // a partial run names them, as they hold a partial fabric.
-func report(stderr io.Writer, res *discover.Result, paint termout.Painter, files []string, strict bool) error {
-	for _, e := range res.Errors {
-		fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover: SMP failed:"), e)
-	}
+func report(stderr io.Writer, s attach.Settings, res *discover.Result, paint termout.Painter, files []string) error {
+	s.ReportSMPErrors(stderr, "ibdiscover", res.Errors, res.Fabric, paint.Bad)
 	for _, p := range res.Problems {
 		if p.Incomplete() {
 			fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover:"), p)
@@ -293,24 +292,19 @@ func report(stderr io.Writer, res *discover.Result, paint termout.Painter, files
 			fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover: warning:"), p)
 		}
 	}
-	o := exitcode.Outcome{Interrupted: res.Interrupted, Partial: res.Partial(), Inconsistent: res.Inconsistent(), Strict: strict}
+	o := exitcode.Outcome{Interrupted: res.Interrupted, Partial: res.Partial(), Inconsistent: res.Inconsistent(), Strict: s.Strict}
 	if o.Partial && !o.Interrupted && len(files) > 0 {
 		fmt.Fprintf(stderr, "%s %s %s a partial fabric (%d nodes)\n", paint.Warn("ibdiscover:"), strings.Join(files, " and "), holds(len(files)), len(res.Fabric.Nodes))
 	}
-	inconsistencies := 0
-	for _, p := range res.Problems {
-		if !p.Incomplete() {
-			inconsistencies++
-		}
-	}
+	inconsistencies := len(res.Problems) - res.IncompleteProblems()
 	switch code := o.Status(); code {
 	case exitcode.Interrupted:
 		return cliapp.Exit(code, fmt.Errorf("interrupted: partial result printed (%d nodes, %d SMPs)", len(res.Fabric.Nodes), res.SMPs))
 	case exitcode.Partial:
 		if res.Err != nil {
-			return cliapp.Exit(code, fmt.Errorf("partial result printed: %v", res.Err))
+			return cliapp.Exit(code, fmt.Errorf("partial result printed: %s", s.DiscoveryErr(res.Err)))
 		}
-		return cliapp.Exit(code, fmt.Errorf("partial result printed: %d SMPs failed, %d ports not explored (%d retries)", len(res.Errors), len(res.Problems)-inconsistencies, res.Retries))
+		return cliapp.Exit(code, fmt.Errorf("partial result printed: %d SMPs failed, %d ports not explored (%d retries)", len(res.Errors), res.IncompleteProblems(), res.Retries))
 	case exitcode.Inconsistent:
 		return cliapp.Exit(code, fmt.Errorf("--strict: the fabric answered inconsistently (%d %s)", inconsistencies, map[bool]string{true: "warning", false: "warnings"}[inconsistencies == 1]))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/manpage"
 )
@@ -12,6 +13,6 @@ import (
 func TestManPageListsEveryFlag(t *testing.T) {
 	app := newApp(nil, nil)
 	app.Setup()
-	manpage.CheckFlags(t, "../../man/ibdiscover.8", app.Flags,
+	manpage.CheckFlags(t, "../../man/ibdiscover.8", append(app.Flags, cliapp.VersionFlag()),
 		exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Inconsistent, exitcode.Interrupted)
 }

@@ -254,6 +254,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	defer fab.Close()
 	t.fab = fab
+	s.Note(stderr, "ibhops", "attached to "+fab.Desc)
 	res, err := discover.Discover(c.Context, fab, cfg)
 	if err != nil {
 		if c.Context.Err() != nil {
@@ -339,9 +340,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 // result (3), nothing to check (5) and, with --strict, inconsistencies (6).
 func (t *tool) report(stderr io.Writer) error {
 	res := t.res
-	for _, e := range res.Errors {
-		fmt.Fprintf(stderr, "ibhops: SMP failed: %v\n", e)
-	}
+	t.settings.ReportSMPErrors(stderr, "ibhops", res.Errors, res.Fabric, nil)
 	for _, p := range res.Problems {
 		if p.Incomplete() {
 			fmt.Fprintf(stderr, "ibhops: %v\n", p)
@@ -370,7 +369,7 @@ func (t *tool) report(stderr io.Writer) error {
 		return cliapp.Exit(code, nil)
 	case exitcode.Partial:
 		if res.Err != nil {
-			return cliapp.Exit(code, fmt.Errorf("partial result: %v", res.Err))
+			return cliapp.Exit(code, fmt.Errorf("partial result: %s", t.settings.DiscoveryErr(res.Err)))
 		}
 		return cliapp.Exit(code, fmt.Errorf("partial result: %d SMPs failed in discovery and after it", len(res.Errors)+len(t.q.Errors())))
 	case exitcode.NothingChecked:

@@ -54,8 +54,31 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},
 		&cli.BoolFlag{Name: "strict", Usage: "exit 6 when the fabric answered inconsistently (duplicate GUIDs, overlapping LIDs, contradictions); without it they are warnings", Category: "Fabric"},
-		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
+		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps", "outstanding_smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
+		&cli.StringFlag{Name: "m_key", Aliases: []string{"y"}, Usage: "place M_Key `KEY` in every SMP (default 0, or m_key of the config file)", Category: "Fabric"},
+		&cli.StringFlag{Name: "config", Aliases: []string{"z"}, Usage: "read infiniband-diags config `FILE` (CA, Port, timeout, MLX_EPI, m_key)", DefaultText: DefaultConfigPath + " when present", Category: "Fabric"},
+		&cli.BoolFlag{Name: "errors", Aliases: []string{"e"}, Usage: "print every failed SMP (not a summary)", Category: "Messages"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say more: what the tool attached to, every failed SMP (repeat for more)", Category: "Messages"},
+		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "as -v -e, and how every failed SMP failed on each attempt", Category: "Messages"},
 	}
+}
+
+// HiddenFlags returns the shared flags hidden from the help, for an app
+// whose subcommands take them: the app accepts them too, so a command
+// line that gives them but no command is told that a command is missing.
+func HiddenFlags(simSM bool) []cli.Flag {
+	flags := Flags(simSM)
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Hidden = true
+		case *cli.IntFlag:
+			f.Hidden = true
+		case *cli.BoolFlag:
+			f.Hidden = true
+		}
+	}
+	return flags
 }
 
 // Settings are the shared flags' values, checked.
@@ -78,6 +101,16 @@ type Settings struct {
 	// Strict makes inconsistencies an exit status (exitcode.Inconsistent)
 	// instead of warnings.
 	Strict bool
+	// MKey is placed in every SMP (-y/--m_key, or m_key of the config).
+	MKey uint64
+	// NoMlnxEPI: the config file says MLX_EPI=false.
+	NoMlnxEPI bool
+	// Verbose is how many times -v was given (-d counts as one more).
+	Verbose int
+	// ShowErrors (-e, -d) prints every failed SMP instead of a summary.
+	ShowErrors bool
+	// Debug is how many times -d was given.
+	Debug int
 	// Warn, if set, gets each warning Open has (one line, no newline),
 	// e.g. the embedded SM running out of LIDs. FromContext sets it to
 	// print "<tool>: warning: <msg>" on the app's ErrWriter.
@@ -94,6 +127,8 @@ func (s Settings) Config() discover.Config {
 		Retries:      s.Retries,
 		FixedTimeout: s.FixedTimeout,
 		MaxNodes:     s.MaxNodes,
+		MKey:         s.MKey,
+		NoMlnxEPI:    s.NoMlnxEPI,
 	}
 	if s.Retries == 0 {
 		c.Retries = -1 // Config's zero means the default
@@ -104,7 +139,7 @@ func (s Settings) Config() discover.Config {
 // Querier returns an SMP querier over tr with the flags' timeout and
 // retries, for reads after discovery.
 func (s Settings) Querier(tr transport.Transport) *discover.Querier {
-	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout}
+	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout, MKey: s.MKey}
 }
 
 // UsageError is bad command-line input: it names the input and the
@@ -131,11 +166,44 @@ func FromContext(c *cli.Context) (Settings, error) {
 		FixedTimeout: c.Bool("fixed-timeout"),
 		MaxNodes:     c.Int("max-nodes"),
 		Strict:       c.Bool("strict"),
+		Debug:        c.Count("debug"),
 	}
+	s.Verbose = c.Count("verbose") + s.Debug
+	s.ShowErrors = c.Bool("errors") || s.Debug > 0
 	if app := c.App; app != nil && app.ErrWriter != nil {
 		s.Warn = func(msg string) { fmt.Fprintf(app.ErrWriter, "%s: warning: %s\n", app.Name, msg) }
 	}
+	conf, err := loadDiagConfig(c.String("config"), c.IsSet("config"))
+	if err != nil {
+		return s, err
+	}
+	// The config file gives defaults; the command line wins.
 	t := c.Int("timeout")
+	if conf.Timeout != 0 && !c.IsSet("timeout") {
+		t = conf.Timeout
+	}
+	if conf.MLXEPI != nil {
+		s.NoMlnxEPI = !*conf.MLXEPI
+	}
+	if conf.MKey != nil {
+		s.MKey = *conf.MKey
+	}
+	if c.IsSet("m_key") {
+		k, err := strconv.ParseUint(c.String("m_key"), 0, 64)
+		if err != nil {
+			return s, &UsageError{"-y/--m_key " + c.String("m_key"), "must be a 64-bit number (0x... hex, 0... octal or decimal)"}
+		}
+		s.MKey = k
+	}
+	if !s.IBSim && s.Sim == "" {
+		// CA and Port select a kernel device: only for that transport
+		if conf.CA != "" && !c.IsSet("Ca") {
+			s.CA = conf.CA
+		}
+		if conf.Port != 0 && !c.IsSet("Port") {
+			s.Port = conf.Port
+		}
+	}
 	switch {
 	case t <= 0 || t > MaxTimeoutMS:
 		return s, &UsageError{"-t/--timeout " + strconv.Itoa(t), fmt.Sprintf("must be 1..%d milliseconds", MaxTimeoutMS)}

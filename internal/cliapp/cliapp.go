@@ -19,6 +19,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/outfile"
+	"github.com/ibfabric/ibdiag/internal/version"
 )
 
 // ExitError carries an exit status (and an optional message) out of an
@@ -70,8 +71,15 @@ func Code(err error) int {
 	return exitcode.Usage
 }
 
+// VersionFlag is -V/--version, which every tool takes (as the
+// infiniband-diags do): it prints version.Line on stdout and exits 0.
+func VersionFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit and Go version, and exit"}
+}
+
 // Run runs app with args and returns the exit status, printing one line
-// "<app name>: <error>" on stderr when the action failed.
+// "<app name>: <error>" on stderr when the action failed. It adds
+// -V/--version to the app.
 //
 // A panic in the action is an internal error: one line asking to report
 // it, exit status exitcode.Fatal (never the bad-input status), and no
@@ -88,6 +96,19 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (co
 		}
 	}()
 	app.ExitErrHandler = func(*cli.Context, error) {}
+	app.HideVersion = true // ours, not urfave/cli's -v
+	app.Flags = append(app.Flags, VersionFlag())
+	before := app.Before
+	app.Before = func(c *cli.Context) error {
+		if c.Bool("version") {
+			fmt.Fprintln(app.Writer, version.Line(app.Name))
+			return &ExitError{Code: exitcode.OK}
+		}
+		if before != nil {
+			return before(c)
+		}
+		return nil
+	}
 	// A flag that does not parse is one line on stderr, not the help.
 	usage := func(_ *cli.Context, err error, _ bool) error {
 		return &ExitError{Code: exitcode.Usage, Err: errors.New(firstLine(err.Error()))}
@@ -145,9 +166,11 @@ func firstLine(s string) string {
 // so "ibdiscover topo.txt -f" works like "ibdiscover -f topo.txt"
 // (urfave/cli stops parsing at the first operand). Options keep their
 // relative order; "--" ends the options. With subcommands, the options
-// after the command name are reordered among the command's own. An
-// option that takes a value but ends the line is an error (moved before
-// the operands it would take one of them as its value).
+// after the command name are reordered among the command's own, and the
+// command's options given before its name ("ibavtrack --ibsim links")
+// are moved after it, so the shared options go either side of the
+// command. An option that takes a value but ends the line is an error
+// (moved before the operands it would take one of them as its value).
 func Reorder(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
 		return args, nil
@@ -156,26 +179,58 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 		rest, err := reorder(app.Flags, args[1:])
 		return append([]string{args[0]}, rest...), err
 	}
-	// global options, then the command name, then its arguments
+	// global options, then the command name, then its arguments; an
+	// option before the name takes a value if the app's or any command's
+	// option of that name does
 	takes := valueFlags(app.Flags)
+	for _, c := range app.Commands {
+		for n := range valueFlags(c.Flags) {
+			takes[n] = true
+		}
+	}
+	var before [][]string // options before the command, with their values
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || !isOption(a) {
-			if a == "--" {
-				return args, nil
-			}
+		if a == "--" {
+			return args, nil
+		}
+		if !isOption(a) {
 			cmd := app.Command(a)
 			if cmd == nil {
 				return args, nil
 			}
-			rest, err := reorder(cmd.Flags, args[i+1:])
-			return append(append([]string{}, args[:i+1]...), rest...), err
+			own := flagNames(cmd.Flags)
+			global := []string{args[0]}
+			var moved []string
+			for _, o := range before {
+				if own[optName(o[0])] {
+					moved = append(moved, o...)
+				} else {
+					global = append(global, o...)
+				}
+			}
+			rest, err := reorder(cmd.Flags, append(moved, args[i+1:]...))
+			return append(append(global, a), rest...), err
 		}
-		if takes[optName(a)] && !strings.Contains(a, "=") {
+		o := []string{a}
+		if takes[optName(a)] && !strings.Contains(a, "=") && i+1 < len(args) {
 			i++
+			o = append(o, args[i])
 		}
+		before = append(before, o)
 	}
 	return args, nil
+}
+
+// flagNames maps every name of the flags.
+func flagNames(flags []cli.Flag) map[string]bool {
+	m := make(map[string]bool)
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			m[n] = true
+		}
+	}
+	return m
 }
 
 func reorder(flags []cli.Flag, args []string) ([]string, error) {

@@ -118,3 +118,56 @@ func TestInternalError(t *testing.T) {
 		}
 	}
 }
+
+// TestReorderCommands: a command's options given before its name are
+// moved after it; the app's own options stay before it.
+func TestReorderCommands(t *testing.T) {
+	app := &cli.App{
+		Name:  "tool",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "global"}},
+		Commands: []*cli.Command{{
+			Name: "run",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "sim", Aliases: []string{"s"}},
+				&cli.BoolFlag{Name: "ibsim"},
+				&cli.BoolFlag{Name: "json"},
+			},
+		}},
+	}
+	tests := []struct{ args, want []string }{
+		{[]string{"tool", "--ibsim", "run"}, []string{"tool", "run", "--ibsim"}},
+		{[]string{"tool", "--sim", "x.net", "--global", "run", "a", "--json"}, []string{"tool", "--global", "run", "--sim", "x.net", "--json", "a"}},
+		{[]string{"tool", "-s=x", "run", "a"}, []string{"tool", "run", "-s=x", "a"}},
+		{[]string{"tool", "--sim", "run", "run"}, []string{"tool", "run", "--sim", "run"}},
+		{[]string{"tool", "--sim", "x"}, []string{"tool", "--sim", "x"}},
+		{[]string{"tool", "--", "run"}, []string{"tool", "--", "run"}},
+	}
+	for _, tt := range tests {
+		got, err := Reorder(app, tt.args)
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%v: got %v, %v; want %v", tt.args, got, err, tt.want)
+		}
+	}
+}
+
+// TestVersion: -V and --version print one version line on stdout and
+// exit 0, before any action runs, with or without subcommands.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"tool", "-V"}, {"tool", "--version"}, {"tool", "x.txt", "-V"}} {
+		var got []string
+		var out, errb bytes.Buffer
+		app := testApp(&got)
+		app.Writer = &out
+		if code := Run(context.Background(), app, args, &errb); code != 0 || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+		if s := out.String(); !strings.HasPrefix(s, "tool version ") || strings.Count(s, "\n") != 1 || len(got) != 0 {
+			t.Errorf("%v: stdout %q, action ran: %v", args, s, got)
+		}
+	}
+	var out, errb bytes.Buffer
+	app := &cli.App{Name: "sub", Writer: &out, Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}}}}
+	if code := Run(context.Background(), app, []string{"sub", "-V"}, &errb); code != 0 || !strings.HasPrefix(out.String(), "sub version ") {
+		t.Errorf("with commands: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}

@@ -172,15 +172,19 @@ type Result struct {
 // SMPs, an interruption, a fatal error or an incomplete problem (see
 // Problem.Incomplete).
 func (r *Result) Partial() bool {
-	if len(r.Errors) > 0 || r.Interrupted || r.Err != nil {
-		return true
-	}
+	return len(r.Errors) > 0 || r.Interrupted || r.Err != nil || r.IncompleteProblems() > 0
+}
+
+// IncompleteProblems counts the problems that leave part of the fabric
+// unexplored (see Problem.Incomplete).
+func (r *Result) IncompleteProblems() int {
+	n := 0
 	for _, p := range r.Problems {
 		if p.Incomplete() {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // Inconsistent reports whether the fabric answered inconsistently

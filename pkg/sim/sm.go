@@ -37,9 +37,12 @@ func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
 // node, attached like Attach) it finds every node reachable over LinkUp
 // links and then:
 //
-//   - assigns LIDs from 1 in file order of the nodes: a switch gets one
-//     LID on port 0, a CA or router one LID on each reachable linked port
-//     (LMC 0). Existing LIDs are replaced.
+//   - assigns LIDs: a switch gets one LID on port 0, a CA or router one
+//     LID on each reachable linked port (LMC 0). A port keeps the LID it
+//     has (from the net file's lid fields or a topology file's "lid N"),
+//     as OpenSM keeps existing LIDs, unless an earlier port in file order
+//     has it; the others get the lowest free LIDs in file order of the
+//     nodes, so a file with no LIDs is numbered 1, 2, 3, ...
 //   - sets MasterSMLID (the SM port's LID) and the GID prefix fe80:: on
 //     every reachable port, and brings every reachable linked port to
 //     Active.
@@ -51,8 +54,9 @@ func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
 //     LinearFDBTop = highest LID; PortStateChange is cleared.
 //
 // When more ports need a LID than the 49,151 unicast LIDs, RunSM assigns
-// them as an SM that runs out of LIDs: every switch first (file order),
-// then CA/router ports in file order until LID 0xBFFF is taken. A port
+// them as an SM that runs out of LIDs: the LIDs ports have are kept, then
+// every other switch (file order), then CA/router ports in file order
+// until no LID is free. A port
 // left over is left unconfigured, as OpenSM leaves a port it cannot give
 // a LID ("ERR 0307: OPENSM RAN OUT OF LIDS"): its LID is 0 (any LID it
 // had is cleared), its MasterSMLID and GID prefix are not touched, and
@@ -111,10 +115,29 @@ func (f *Fabric) RunSM(smNode string) error {
 			}
 		}
 	}
-	// LIDs in file order; when they do not all fit, switches first.
-	lid := uint32(1)
-	owner := make([]int32, 1, min(need, MaxUnicastLID)+1) // LID -> port index
-	owner[0] = -1
+	// LIDs the file gives are kept, as OpenSM keeps the LIDs ports already
+	// have: a port needing a LID keeps a unicast LID no port before it in
+	// file order took. The others get the lowest free LIDs in file order;
+	// when they do not all fit, switches first.
+	taken := make([]bool, MaxUnicastLID+1)
+	keep := make([]bool, len(f.ports))
+	kept := 0
+	for n := range f.nodes {
+		if !reach[n] {
+			continue
+		}
+		lo, hi := f.nodePorts(int32(n))
+		for i := lo; i < hi; i++ {
+			pp := &f.ports[i]
+			if needsLID(n, pp) && pp.lid != 0 && pp.lid <= MaxUnicastLID && !taken[pp.lid] {
+				taken[pp.lid], keep[i] = true, true
+				pp.lmc = 0
+				kept++
+			}
+		}
+	}
+	lid := uint32(1) // next LID to try
+	left := MaxUnicastLID - kept
 	assign := func(swPass int) {
 		for n := range f.nodes {
 			if !reach[n] || (swPass == 1 && f.nodes[n].sw < 0) || (swPass == 2 && f.nodes[n].sw >= 0) {
@@ -123,16 +146,19 @@ func (f *Fabric) RunSM(smNode string) error {
 			lo, hi := f.nodePorts(int32(n))
 			for i := lo; i < hi; i++ {
 				pp := &f.ports[i]
-				if !needsLID(n, pp) {
+				if !needsLID(n, pp) || keep[i] {
 					continue
 				}
-				if lid > MaxUnicastLID {
+				if left == 0 {
 					pp.lid, pp.lmc = 0, 0
 					continue
 				}
+				for taken[lid] {
+					lid++
+				}
+				taken[lid] = true
 				pp.lid, pp.lmc = uint16(lid), 0
-				owner = append(owner, i)
-				lid++
+				left--
 			}
 		}
 	}
@@ -142,7 +168,29 @@ func (f *Fabric) RunSM(smNode string) error {
 		assign(1)
 		assign(2)
 	}
-	maxLID := uint16(lid - 1)
+	// owner: LID -> port index, -1 for a LID nobody has
+	maxLID := uint16(0)
+	for l := MaxUnicastLID; l > 0; l-- {
+		if taken[l] {
+			maxLID = uint16(l)
+			break
+		}
+	}
+	owner := make([]int32, int(maxLID)+1)
+	for l := range owner {
+		owner[l] = -1
+	}
+	for n := range f.nodes {
+		if !reach[n] {
+			continue
+		}
+		lo, hi := f.nodePorts(int32(n))
+		for i := lo; i < hi; i++ {
+			if pp := &f.ports[i]; needsLID(n, pp) && pp.lid != 0 {
+				owner[pp.lid] = i
+			}
+		}
+	}
 	smlid := f.ports[f.nodes[sm].base].lid
 	// configured: false for a port that needed a LID and got none, and
 	// for the ports of a switch that got none.
@@ -235,6 +283,10 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 	}
 	dests := make([]dest, len(owner))
 	for l := 1; l < len(owner); l++ {
+		if owner[l] < 0 {
+			dests[l] = dest{-1, 0}
+			continue
+		}
 		pp := &f.ports[owner[l]]
 		if s := swNum[pp.node]; s >= 0 {
 			dests[l] = dest{s, 0}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -106,9 +107,10 @@ func TestRunSMFileOrder(t *testing.T) {
 // TestRunSMLIDSpace runs the SM on a fabric with 380 ports too many.
 func TestRunSMLIDSpace(t *testing.T) {
 	f := genFabric(t, overflowSpec)
-	// A LID the file gave a port that will be left over is cleared.
+	// A LID the file gave a port that will be left over is cleared (a
+	// unicast LID would be kept: this one is multicast).
 	last := hostPort(t, f, ovHosts-1)
-	last.lid = 7
+	last.lid = MaxUnicastLID + 1
 	err := f.RunSM("")
 	var le *LIDSpaceError
 	if !errors.As(err, &le) {
@@ -250,6 +252,67 @@ func BenchmarkRunSM50k(b *testing.B) {
 		var le *LIDSpaceError
 		if err := f.RunSM(""); !errors.As(err, &le) {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRunSMKeepsFileLIDs: the SM keeps the LIDs the file gives (as
+// OpenSM keeps the LIDs ports have) and numbers only the ports without
+// one, or whose LID an earlier port in file order has, from the lowest
+// free LID.
+func TestRunSMKeepsFileLIDs(t *testing.T) {
+	net := `Switch 4 "sw1" # "sw1" base port 0 lid 20 lmc 0
+[1] "h1"[1]
+[2] "h2"[1]
+[3] "h3"[1]
+[4] "sw2"[1]
+
+Switch 4 "sw2"
+[1] "sw1"[4]
+[2] "h4"[1]
+
+Hca 1 "h1"
+[1] "sw1"[1] # lid 5 lmc 0
+
+Hca 1 "h2"
+[1] "sw1"[2] # lid 5 lmc 0
+
+Hca 1 "h3"
+[1] "sw1"[3]
+
+Hca 1 "h4"
+[1] "sw2"[2] # lid 1 lmc 0
+`
+	path := t.TempDir() + "/lids.net"
+	if err := os.WriteFile(path, []byte(net), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RunSM(""); err != nil {
+		t.Fatal(err)
+	}
+	// kept: sw1 20, h1 5, h4 1; renumbered in file order from the lowest
+	// free LID: sw2 2, h2 (5 is h1's) 3, h3 4
+	want := map[string]uint16{"sw1": 20, "sw2": 2, "h1": 5, "h2": 3, "h3": 4, "h4": 1}
+	for id, lid := range want {
+		if p := switchPort0(t, f, id); p.lid != lid {
+			t.Errorf("%s: LID %d, want %d", id, p.lid, lid)
+		}
+	}
+	// Every LID routes: the LFTs cover the holes' neighbours too.
+	ep, err := f.AttachEndpoint("h4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 256)
+	for _, lid := range want {
+		m := smp.NewLIDGet(smp.AttrNodeInfo, 0)
+		b, _ := m.MarshalBinary()
+		if err := ep.Exchange(context.Background(), lid, b, got); err != nil {
+			t.Errorf("LID %d: %v", lid, err)
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package clitest
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,4 +51,15 @@ func NoLeftovers(t testing.TB, dir string, keep ...string) {
 			t.Errorf("left behind: %s", p)
 		}
 	}
+}
+
+// Skip skips t because something the test needs is missing here (a file,
+// a command); with CI=true, where everything must be present, it fails
+// instead.
+func Skip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: "+format, args...)
+	}
+	t.Skipf(format, args...)
 }

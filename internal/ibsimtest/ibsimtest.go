@@ -423,3 +423,8 @@ func WriteNetFile(t testing.TB, content string) string {
 	}
 	return p
 }
+
+// Args adds command-line arguments for ibsim (before the net file).
+func Args(args ...string) Option {
+	return func(o *options) { o.args = append(o.args, args...) }
+}

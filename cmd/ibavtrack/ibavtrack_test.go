@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 )
 
@@ -21,7 +22,7 @@ var hookMu sync.Mutex
 func runTool(t *testing.T, args ...string) ([]byte, []byte, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), &out, &errb, append([]string{"ibavtrack"}, args...))
+	code := run(context.Background(), &out, &errb, append([]string{"ibavtrack"}, clitest.WithPeerTimeout(args)...))
 	return out.Bytes(), errb.Bytes(), code
 }
 

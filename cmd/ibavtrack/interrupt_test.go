@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 )
 
@@ -23,7 +24,9 @@ func TestInterrupt(t *testing.T) {
 	old := openFabric
 	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
 		f, err := old(ctx, s)
-		time.AfterFunc(100*time.Millisecond, cancel)
+		if err == nil { // cancel once discovery is certainly under way
+			f.Transport = clitest.CancelAfter(f.Transport, 50, cancel)
+		}
 		return f, err
 	}
 	defer func() { openFabric = old }()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
@@ -130,7 +131,7 @@ func stripDate(b []byte) string { return dateLine.ReplaceAllString(string(b), ""
 func runOurs(t *testing.T, args ...string) ([]byte, []byte, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), &out, &errb, append([]string{"ibdiscover"}, args...))
+	code := run(context.Background(), &out, &errb, append([]string{"ibdiscover"}, clitest.WithPeerTimeout(args)...))
 	return out.Bytes(), errb.Bytes(), code
 }
 
@@ -142,7 +143,7 @@ func TestCompatIBNetDiscover(t *testing.T) {
 		fab := fab
 		t.Run(filepath.Base(fab.file), func(t *testing.T) {
 			if _, err := os.Stat(fab.file); err != nil {
-				t.Skipf("fabric file missing: %v", err)
+				clitest.Skip(t, "fabric file missing: %v", err)
 			}
 			sim := ibsimtest.Start(t, fab.file, fab.opts...)
 			compare := func(stage string) {

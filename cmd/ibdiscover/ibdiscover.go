@@ -183,6 +183,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 		prog := progress.New(stderr, c.Bool("show"))
 		cfg.Progress = prog.Node
+		if cliapp.TestHooked() {
+			cfg.Progress = func(p discover.Progress) { cliapp.TestEvent("node"); prog.Node(p) }
+		}
 		cfg.Sent = prog.SMP
 		res, err = discover.Discover(c.Context, fab, cfg)
 		prog.Done()

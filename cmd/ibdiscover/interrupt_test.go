@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/cliapp"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
@@ -36,7 +38,7 @@ func buildTool(t *testing.T) string {
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
 		if gobin, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go command to build ibdiscover")
+			clitest.Skip(t, "no go command to build ibdiscover")
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "ibdiscover")
@@ -50,24 +52,35 @@ func buildTool(t *testing.T) string {
 type proc struct {
 	cmd    *exec.Cmd
 	stdout bytes.Buffer
-	lines  chan string // stderr lines, closed at EOF
+	lines  chan string   // stderr lines, closed at EOF
+	eof    chan struct{} // closed when stderr reached EOF
+	events chan string   // the test hook's events (cliapp.TestEvent), closed at EOF
 	mu     sync.Mutex
 	stderr []string
 }
 
-// startTool starts bin with args; the process is killed at the end of the
-// test if it is still running.
+// startTool starts bin with args and the test hook enabled
+// (cliapp.TestHookEnv); the process is killed at the end of the test if
+// it is still running.
 func startTool(t *testing.T, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), lines: make(chan string, 4096)}
+	p := &proc{cmd: exec.Command(bin, args...), lines: make(chan string, 4096), eof: make(chan struct{}), events: make(chan string, 16)}
 	p.cmd.Dir = t.TempDir()
-	p.cmd.Env = env
+	p.cmd.Env = append(append([]string(nil), env...), cliapp.TestHookEnv+"=3")
 	p.cmd.Stdout = &p.stdout
 	r, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Start(); err != nil {
+	hr, hw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.ExtraFiles = []*os.File{hw} // fd 3
+	err = p.cmd.Start()
+	hw.Close()
+	if err != nil {
+		hr.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -76,6 +89,14 @@ func startTool(t *testing.T, bin string, env []string, args ...string) *proc {
 			p.cmd.Wait()
 		}
 	})
+	go func() {
+		defer hr.Close()
+		sc := bufio.NewScanner(hr)
+		for sc.Scan() {
+			p.events <- sc.Text()
+		}
+		close(p.events)
+	}()
 	go func() {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -90,15 +111,36 @@ func startTool(t *testing.T, bin string, env []string, args ...string) *proc {
 		}
 		io.Copy(io.Discard, r)
 		close(p.lines)
+		close(p.eof)
 	}()
 	return p
 }
 
+// waitEvent waits for the test hook's event name; it fails the test if
+// the process ends first or nothing comes within a minute.
+func (p *proc) waitEvent(t *testing.T, name string) {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case ev, ok := <-p.events:
+			if !ok {
+				t.Fatalf("ibdiscover ended before the %q event; stderr:\n%s", name, strings.Join(p.stderrLines(), "\n"))
+			}
+			if ev == name {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %q event within a minute", name)
+		}
+	}
+}
+
 // waitLines waits until n stderr lines were read; it fails the test if
-// stderr ends or nothing comes within 10 seconds.
+// stderr ends or nothing comes within a minute.
 func (p *proc) waitLines(t *testing.T, n int) {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(time.Minute)
 	for i := 0; i < n; i++ {
 		select {
 		case _, ok := <-p.lines:
@@ -106,27 +148,24 @@ func (p *proc) waitLines(t *testing.T, n int) {
 				t.Fatalf("stderr ended after %d lines, before the interrupt", i)
 			}
 		case <-timeout:
-			t.Fatalf("only %d stderr lines in 10s", i)
+			t.Fatalf("only %d stderr lines in a minute", i)
 		}
 	}
 }
 
-// wait waits for the process (at most 20 seconds) and returns its exit
-// status, or -signal when a signal killed it.
+// wait waits for the process (at most a minute) and returns its exit
+// status, or -signal when a signal killed it. Stderr is read to its end
+// before Wait, which closes the pipe (reading after that loses lines).
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	var err error
 	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
+	case <-p.eof:
+	case <-time.After(time.Minute):
 		p.cmd.Process.Kill()
-		<-done
-		t.Fatal("ibdiscover did not exit within 20s of the signal")
+		p.cmd.Wait()
+		t.Fatal("ibdiscover did not exit within a minute of the signal")
 	}
-	for range p.lines { // drain: the reader is done at EOF
-	}
+	err := p.cmd.Wait()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -288,31 +327,18 @@ func TestInterruptEmbedded(t *testing.T) {
 				}
 				args = append(args, "--cache", cachePath, outPath)
 			}
-			// Without progress lines there is no sign that the start node
-			// answered: interrupt after a delay, and once more later if
-			// the machine was too slow to get that far (the whole
-			// discovery takes seconds).
-			var p *proc
-			var code int
-			for _, delay := range []time.Duration{300 * time.Millisecond, time.Second, 2 * time.Second} {
-				start := time.Now()
-				p = startTool(t, bin, env, args...)
-				if tt.progress {
-					p.waitLines(t, 100)
-				} else {
-					time.Sleep(delay)
-				}
-				if err := p.cmd.Process.Signal(tt.sig); err != nil {
-					t.Fatalf("signal: %v (exited too early?)", err)
-				}
-				code = p.wait(t)
-				t.Logf("ran %v", time.Since(start).Round(time.Millisecond))
-				early := strings.Contains(strings.Join(p.stderrLines(), "\n"), "before the start node answered")
-				if tt.progress || code != exitcode.Interrupted || !early {
-					break
-				}
-				t.Logf("interrupted before the start node answered after %v; again with a longer delay", delay)
+			// Interrupt once discovery is under way: after progress
+			// lines, or when the test hook says the start node answered.
+			p := startTool(t, bin, env, args...)
+			if tt.progress {
+				p.waitLines(t, 100)
+			} else {
+				p.waitEvent(t, "node")
 			}
+			if err := p.cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatalf("signal: %v (exited too early?)", err)
+			}
+			code := p.wait(t)
 			if tt.file {
 				// The old file is kept; the partial topology went to
 				// stdout; nothing else is left in the directory.

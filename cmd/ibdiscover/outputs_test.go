@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
@@ -54,7 +55,7 @@ func TestCompatOutputs(t *testing.T) {
 		fab := fab
 		t.Run(filepath.Base(fab.file), func(t *testing.T) {
 			if _, err := os.Stat(fab.file); err != nil {
-				t.Skipf("fabric file missing: %v", err)
+				clitest.Skip(t, "fabric file missing: %v", err)
 			}
 			sim := ibsimtest.Start(t, abs(t, fab.file))
 			sim.RunOpenSM(t, fab.osmHost, t.TempDir())

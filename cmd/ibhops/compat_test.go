@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
@@ -60,12 +61,12 @@ func compatFabrics(t *testing.T) []compatFabric {
 // ibsimFabric discovers the ibsim fabric as ibhops does.
 func ibsimFabric(t *testing.T, sock string) (*model.Fabric, *attach.Fabric) {
 	t.Helper()
-	fab, err := attach.Open(context.Background(), attach.Settings{IBSim: true, IBSimSock: sock, Timeout: time.Second, Retries: 3, Outstanding: 8})
+	fab, err := attach.Open(context.Background(), attach.Settings{IBSim: true, IBSimSock: sock, Timeout: 3 * time.Second, Retries: 3, Outstanding: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fab.Close() })
-	res, err := discover.Discover(context.Background(), fab, discover.Config{MaxHops: -1, Timeout: 200 * time.Millisecond, Retries: -1})
+	res, err := discover.Discover(context.Background(), fab, discover.Config{MaxHops: -1, Timeout: 3 * time.Second, Retries: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestCompatOpenSM(t *testing.T) {
 	for _, fab := range compatFabrics(t) {
 		t.Run(filepath.Base(fab.file), func(t *testing.T) {
 			if _, err := os.Stat(fab.file); err != nil {
-				t.Skipf("fabric file missing: %v", err)
+				clitest.Skip(t, "fabric file missing: %v", err)
 			}
 			sim := ibsimtest.Start(t, fab.file, fab.opts...)
 			dir := t.TempDir()

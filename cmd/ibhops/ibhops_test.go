@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/pkg/discover"
@@ -27,7 +28,7 @@ const fabrics = "../../testdata/fabrics/"
 func runOurs(t testing.TB, args ...string) ([]byte, []byte, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), &out, &errb, append([]string{"ibhops"}, args...))
+	code := run(context.Background(), &out, &errb, append([]string{"ibhops"}, clitest.WithPeerTimeout(args)...))
 	return out.Bytes(), errb.Bytes(), code
 }
 

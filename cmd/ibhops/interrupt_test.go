@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 )
 
@@ -22,12 +23,12 @@ func TestInterrupt(t *testing.T) {
 	slow := "fattree:levels=3,radix=16;Latency hop=1us sma=1ms vl15=1"
 	dir := t.TempDir()
 	var cancel context.CancelFunc
-	var after time.Duration // cancel this long after the fabric is open
+	var after int64 // cancel once this many SMPs were answered
 	old := openFabric
 	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
 		f, err := old(ctx, s)
-		if after > 0 {
-			time.AfterFunc(after, cancel)
+		if err == nil && after > 0 {
+			f.Transport = clitest.CancelAfter(f.Transport, after, cancel)
 		}
 		return f, err
 	}
@@ -35,13 +36,13 @@ func TestInterrupt(t *testing.T) {
 
 	for _, tt := range []struct {
 		name  string
-		after time.Duration // 0: the context is cancelled at the start
+		after int64 // 0: the context is cancelled at the start
 		args  []string
 		msg   string
 	}{
-		{"dump", 100 * time.Millisecond, []string{"--sim", slow}, "ibhops: interrupted during discovery ("},
-		{"check into a file", 100 * time.Millisecond, []string{"--sim", slow, "--check-routes", "--output", filepath.Join(dir, "check.txt")}, "ibhops: interrupted during discovery ("},
-		{"trace", 100 * time.Millisecond, []string{"--sim", slow, "--trace", "H0", "H1000"}, "ibhops: interrupted during discovery ("},
+		{"dump", 50, []string{"--sim", slow}, "ibhops: interrupted during discovery ("},
+		{"check into a file", 50, []string{"--sim", slow, "--check-routes", "--output", filepath.Join(dir, "check.txt")}, "ibhops: interrupted during discovery ("},
+		{"trace", 50, []string{"--sim", slow, "--trace", "H0", "H1000"}, "ibhops: interrupted during discovery ("},
 		{"before the start", 0, []string{"--sim", slow, "--output", filepath.Join(dir, "dump.txt")}, "ibhops: interrupted before the start node answered"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@
 package clitest
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,4 +51,42 @@ func NoLeftovers(t testing.TB, dir string, keep ...string) {
 			t.Errorf("left behind: %s", p)
 		}
 	}
+}
+
+// Skip skips t because something the test needs is missing here (a file,
+// a command); with CI=true, where everything must be present, it fails
+// instead.
+func Skip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// PeerTimeoutMS is the per-SMP timeout (-t) WithPeerTimeout gives our
+// tools when a test points them at a running ibsim: generous and fixed,
+// so a busy machine never looks like a lost SMP (a retry would also
+// change the "Total MADs used" the compatibility tests compare).
+const PeerTimeoutMS = "3000"
+
+// WithPeerTimeout returns args with "-t PeerTimeoutMS" added at the end
+// when they attach to ibsim (--ibsim, --ibsim-sockname) and set no
+// timeout themselves.
+func WithPeerTimeout(args []string) []string {
+	peer := false
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return args
+		case a == "-t" || a == "--timeout" || strings.HasPrefix(a, "--timeout="):
+			return args
+		case a == "--ibsim" || a == "--ibsim-sockname" || strings.HasPrefix(a, "--ibsim-sockname="):
+			peer = true
+		}
+	}
+	if !peer {
+		return args
+	}
+	return append(append([]string(nil), args...), "-t", PeerTimeoutMS)
 }

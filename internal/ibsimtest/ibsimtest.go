@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 // Package ibsimtest runs a private ibsim for a test and the C tools
 // (infiniband-diags, opensm) against it through libumad2sim.so.
@@ -354,15 +354,37 @@ func (s *Sim) toolEnv(host string) []string {
 // RunTool runs a C tool (ibnetdiscover, smpquery, ibtracert, saquery,
 // ibroute, ...) under libumad2sim.so attached at host ("" = the net file's
 // first node), in a private working directory (the shim writes
-// ./sys-<pid>/ there). It returns the output and exit status; it fails
-// the test only if the tool cannot be started or runs over 60s.
+// ./sys-<pid>/ there). Unless args set one (-t/--timeout), the tool gets
+// a generous MAD timeout (DiagTimeoutMS): its default makes a busy
+// machine look like a dead fabric ("Failed to resolve self"). It returns
+// the output and exit status; it fails the test only if the tool cannot
+// be started or runs over 60s.
 func (s *Sim) RunTool(t testing.TB, host, name string, args ...string) (stdout, stderr []byte, exit int) {
 	t.Helper()
 	bin, err := lookPath(name)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return s.run(t, host, nil, bin, args...)
+	return s.run(t, host, nil, bin, WithDiagTimeout(args)...)
+}
+
+// DiagTimeoutMS is the MAD timeout (-t) RunTool gives the infiniband-diags
+// tools: generous and fixed, since ibsim answers in microseconds unless
+// the machine is busy.
+const DiagTimeoutMS = 3000
+
+// WithDiagTimeout returns args with "-t DiagTimeoutMS" in front unless
+// they already set a timeout (-t N, -tN, --timeout N, --timeout=N).
+func WithDiagTimeout(args []string) []string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "-t") || a == "--timeout" || strings.HasPrefix(a, "--timeout=") {
+			return args
+		}
+	}
+	return append([]string{"-t", strconv.Itoa(DiagTimeoutMS)}, args...)
 }
 
 func (s *Sim) run(t testing.TB, host string, extraEnv []string, bin string, args ...string) (stdout, stderr []byte, exit int) {
@@ -422,4 +444,9 @@ func WriteNetFile(t testing.TB, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Args adds command-line arguments for ibsim (before the net file).
+func Args(args ...string) Option {
+	return func(o *options) { o.args = append(o.args, args...) }
 }

@@ -87,7 +87,7 @@ func record(f *testing.F, spec string) []byte {
 	}
 	tr, _ := s.Attach("")
 	rec := &recorder{tr: tr}
-	if _, err := discover.Discover(context.Background(), rec, discover.Config{MaxHops: 3, Outstanding: 1, Timeout: time.Millisecond, Retries: -1}); err != nil {
+	if _, err := discover.Discover(context.Background(), rec, discover.Config{MaxHops: 3, Outstanding: 1, Timeout: 10 * time.Second, Retries: -1}); err != nil {
 		f.Fatal(err)
 	}
 	return rec.out
@@ -105,10 +105,12 @@ func FuzzDiscover(f *testing.F) {
 	f.Add([]byte{2})
 	f.Fuzz(func(t *testing.T, script []byte) {
 		const maxNodes = 24
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Generous bounds (a busy machine is slow, not hung): the
+		// scripted transport answers at once, so a run that hits them
+		// loops.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		var pool model.MADPool
-		start := time.Now()
 		var res *discover.Result
 		var err error
 		done := make(chan struct{})
@@ -120,12 +122,9 @@ func FuzzDiscover(f *testing.F) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(8 * time.Second):
+		case <-time.After(2 * time.Minute):
 			buf := make([]byte, 1<<20)
 			t.Fatalf("hung:\n%s", buf[:runtime.Stack(buf, true)])
-		}
-		if d := time.Since(start); d > 4*time.Second {
-			t.Fatalf("discovery took %v", d)
 		}
 		if pool.Outstanding() != 0 {
 			t.Fatalf("%d MADs outstanding", pool.Outstanding())
@@ -134,7 +133,7 @@ func FuzzDiscover(f *testing.F) {
 			return
 		}
 		if res.Interrupted {
-			t.Fatal("hit the 5 s deadline")
+			t.Fatal("hit the one-minute deadline")
 		}
 		if n := len(res.Fabric.Nodes); n > maxNodes {
 			t.Fatalf("%d nodes past MaxNodes %d", n, maxNodes)

@@ -1,62 +1,25 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
 
 // startIbsimConsole runs ibsim with its console on a FIFO and returns the
-// socket name and a function that types one console command.
+// socket name and a function that types one console command and waits
+// for ibsim's next prompt (it has then applied the command).
 func startIbsimConsole(t *testing.T, netfile string) (string, func(string)) {
 	t.Helper()
 	requireTool(t, "ibsim")
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "console")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	con, err := os.OpenFile(fifo, os.O_RDWR, 0) // never blocks, never EOF
+	abs, err := filepath.Abs(netfile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { con.Close() })
-	name := fmt.Sprintf("gocon%d_%d", os.Getpid(), ibsimSeq.Add(1))
-	abs, _ := filepath.Abs(netfile)
-	cmd := exec.Command("ibsim", "-s", abs)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+name)
-	cmd.Stdin = con
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	for i := 0; ; i++ {
-		b, _ := os.ReadFile("/proc/net/unix")
-		if bytes.Contains(b, []byte("@"+name+":ctl@")) {
-			break
-		}
-		if i > 200 {
-			t.Fatalf("ibsim did not come up: %s", log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return name, func(c string) {
-		if _, err := con.WriteString(c + "\n"); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond) // let ibsim's select loop take it
-	}
+	s := ibsimtest.Start(t, abs, ibsimtest.WithConsole())
+	return s.SockName, func(c string) { s.Console(t, c) }
 }
 
 // TestConsoleWithIbsim applies the same console commands at run time to

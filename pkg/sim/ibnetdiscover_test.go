@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/netfile"
 )
 
@@ -23,7 +24,7 @@ func runDiag(t *testing.T, sock string, args ...string) []byte {
 		}
 		t.Skip("libumad2sim.so not installed")
 	}
-	cmd := exec.Command(args[0], args[1:]...)
+	cmd := exec.Command(args[0], ibsimtest.WithDiagTimeout(args[1:])...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock, "LD_PRELOAD="+umad2sim)
 	var stderr bytes.Buffer

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
 
 // requireTool skips when a binary is missing, except under CI=true where
@@ -28,42 +29,17 @@ func requireTool(t testing.TB, names ...string) {
 	}
 }
 
-var ibsimSeq atomic.Int32
-
-// startIbsim runs `ibsim -s -n` on netfile with a private socket name and
-// returns that name. The process is killed by PID at cleanup.
+// startIbsim runs `ibsim -s -n` on netfile with a private socket name
+// (internal/ibsimtest: killed by PID at cleanup, a generous start-up
+// bound) and returns that name.
 func startIbsim(t testing.TB, netfile string, extra ...string) string {
 	t.Helper()
 	requireTool(t, "ibsim")
-	name := fmt.Sprintf("gosim%d_%d", os.Getpid(), ibsimSeq.Add(1))
 	abs, err := filepath.Abs(netfile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"-s", "-n"}, extra...)
-	args = append(args, abs)
-	cmd := exec.Command("ibsim", args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+name)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	want := "@" + name + ":ctl@"
-	for i := 0; i < 200; i++ {
-		b, _ := os.ReadFile("/proc/net/unix")
-		if bytes.Contains(b, []byte(want)) {
-			return name
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("ibsim did not come up: %s", log.String())
-	return ""
+	return ibsimtest.Start(t, abs, ibsimtest.Args(extra...)).SockName
 }
 
 // rawClient speaks ibsim's socket protocol directly (test-only).
@@ -99,7 +75,7 @@ func dialIbsim(t testing.TB, base, node string) *rawClient {
 	if _, err := ctl.Write(msg); err != nil {
 		t.Fatal(err)
 	}
-	_ = ctl.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = ctl.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := ctl.Read(msg); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +113,7 @@ func (c *rawClient) exchange(t testing.TB, dlid uint16, mad []byte) (uint32, []b
 	if _, err := c.data.WriteToUnix(req, c.out); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.data.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = c.data.SetReadDeadline(time.Now().Add(30 * time.Second))
 	resp := make([]byte, 288)
 	n, err := c.data.Read(resp)
 	if err != nil {

@@ -16,6 +16,7 @@ package ibsim
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // Sizes of the wire structures.
@@ -99,7 +100,32 @@ var (
 	ErrRefused = errors.New("ibsim: request refused")
 	// ErrBadReply: a reply that does not fit the request.
 	ErrBadReply = errors.New("ibsim: unexpected reply")
+	// ErrNotRunning: nothing listens on ibsim's control socket (unix
+	// mode), or its control port answered with an ICMP error (inet mode).
+	ErrNotRunning = errors.New("ibsim is not running")
 )
+
+// Why ibsim refused CONNECT. ibsim answers every refusal with the same
+// ERROR reply; Dial tells them apart by asking again with fewer
+// conditions. Each is also ErrRefused.
+var (
+	// ErrNoSlot: all of ibsim's client slots are taken.
+	ErrNoSlot error = &refusal{fmt.Sprintf("ibsim has no free client slot: %d in use", MaxClients)}
+	// ErrUnknownNode: the node to attach to is not in ibsim's fabric
+	// (neither a node id nor a node description of its net file).
+	ErrUnknownNode error = &refusal{"node is not in ibsim's fabric"}
+	// ErrSMExists: attaching as SM to a node where another client already
+	// is the SM.
+	ErrSMExists error = &refusal{"another client is attached as SM to that node"}
+)
+
+// refusal is a reason for ibsim's ERROR reply to CONNECT.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+// Is makes every refusal match ErrRefused.
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
 
 var le = binary.LittleEndian
 var be = binary.BigEndian

@@ -224,11 +224,11 @@ func unixName(name string) *unix.SockaddrUnix {
 // notRunning is the error for a control socket nobody listens on.
 func (c *Client) notRunning(err error) error {
 	if c.cfg.Inet() {
-		return (fmt.Errorf("%w: nothing answers on udp %s:%d (start it with \"ibsim -r -l %d -s NETFILE\"; IBSIM_SERVER_NAME and IBSIM_SERVER_PORT select it): %w",
-			ErrNotRunning, c.cfg.ServerName, c.cfg.ServerPort, c.cfg.ServerPort, err))
+		return fmt.Errorf("%w: nothing answers on udp %s:%d (%w); start it with \"ibsim -r -l %d -s NETFILE\" (IBSIM_SERVER_NAME and IBSIM_SERVER_PORT select it)",
+			ErrNotRunning, c.cfg.ServerName, c.cfg.ServerPort, err, c.cfg.ServerPort)
 	}
-	return (fmt.Errorf("%w: nothing listens on the socket @%s:ctl (start it with \"IBSIM_SOCKNAME=%s ibsim -s NETFILE\"; IBSIM_SOCKNAME selects the socket): %w",
-		ErrNotRunning, c.cfg.SockName, c.cfg.SockName, err))
+	return fmt.Errorf("%w: nothing listens on the socket @%s:ctl (%w); start it with \"IBSIM_SOCKNAME=%s ibsim -s NETFILE\"",
+		ErrNotRunning, c.cfg.SockName, err, c.cfg.SockName)
 }
 
 // openSockets creates and binds the control and data sockets and
@@ -465,6 +465,19 @@ func (c *Client) connectOnce(ctx context.Context, info ClientInfo) (ClientInfo, 
 			// port (inet): nothing is left to answer this CONNECT.
 			return ClientInfo{}, c.notRunning(err)
 		case sent:
+			// The answer may be here already (ctx was cancelled as it
+			// came): then we can settle it ourselves.
+			if reply, ok := c.takeReply(CtlConnect); ok {
+				if reply.Type == CtlConnect {
+					var got ClientInfo
+					if got.UnmarshalBinary(reply.Data[:]) == nil && got.ID < MaxClients {
+						c.slot, c.live = got.ID, true
+						c.released.Store(false)
+						c.disconnect(releaseWait)
+					}
+				}
+				return ClientInfo{}, err
+			}
 			c.handOff()
 			if errors.Is(err, transport.ErrTimeout) {
 				return ClientInfo{}, fmt.Errorf("ibsim did not answer CONNECT within %v (stopped, or overloaded?); a helper process waits for the answer to release the slot: %w", limit, transport.ErrTimeout)
@@ -619,6 +632,30 @@ func (c *Client) ctlExchange(ctx context.Context, t CtlType, slot uint32, payloa
 			continue // a late reply to an earlier request
 		}
 		return reply, true, nil
+	}
+}
+
+// takeReply reads the control replies already queued, without waiting,
+// and returns the first of type t or ERROR.
+func (c *Client) takeReply(t CtlType) (Ctl, bool) {
+	rc, err := c.ctl.(syscall.Conn).SyscallConn()
+	if err != nil {
+		return Ctl{}, false
+	}
+	c.ctl.SetReadDeadline(time.Time{})
+	var buf [CtlSize + 16]byte
+	for {
+		n := -1
+		if rc.Read(func(fd uintptr) bool {
+			n, _ = unix.Read(int(fd), buf[:])
+			return true
+		}) != nil || n < 0 {
+			return Ctl{}, false
+		}
+		var reply Ctl
+		if n == CtlSize && reply.UnmarshalBinary(buf[:n]) == nil && (reply.Type == t || reply.Type == CtlError) {
+			return reply, true
+		}
 	}
 }
 

@@ -557,6 +557,9 @@ var (
 	testHookCut, testHookCutDone func()
 	// testHookCtlSent runs after a control request was written.
 	testHookCtlSent func(CtlType)
+	// testHookSendBlocked runs when a write to the data socket found it
+	// full.
+	testHookSendBlocked func()
 )
 
 // beginCtl starts a control exchange and returns its number.
@@ -863,6 +866,9 @@ func (c *Client) send(ctx context.Context, b []byte) error {
 	}
 	if werr != unix.EAGAIN {
 		return werr
+	}
+	if h := testHookSendBlocked; h != nil {
+		h()
 	}
 	deadline, ok := ctx.Deadline()
 	if !ok {

@@ -11,6 +11,36 @@
 //
 // Client (linux only) connects to a running ibsim and implements
 // transport.Transport.
+//
+// ibsim is a shared peer with ten client slots, and the client never
+// waits on it without a bound: writes to a full socket (ibsim stopped, or
+// its console's X dropped us) wait in short slices watching ctx, the
+// timeout and Close; control requests carry deadlines; Close waits at
+// most half a second for DISCONNECT's echo (in unix mode a DISCONNECT
+// that reached ibsim's socket takes effect anyway). Dial fails at once
+// with ErrNotRunning when nothing listens, and tells ibsim's refusals
+// apart (ErrNoSlot, ErrUnknownNode, ErrSMExists).
+//
+// CONNECT needs care: ibsim answers it by connecting its slot socket to
+// the client's :in<id> socket and exits (ibpanic "can't connect to in
+// socket") if that socket is gone. So CONNECT gets its own generous limit
+// (Config.ConnectTimeout, independent of Timeout), and a CONNECT given up
+// on after it reached ibsim (limit or ctx) is handed with both sockets to
+// a lingerer: the running executable started again in its own session
+// with the sockets, which waits up to 30 minutes for ibsim's answer,
+// sends DISCONNECT for the slot it got and exits (earlier if ibsim's
+// socket disappears). Every binary that links this package can act as
+// the lingerer (an init function checks for it). Abort, for a process
+// about to exit at once, writes DISCONNECT for every slot of the process
+// without waiting.
+//
+// What ibsim makes impossible: a process killed by SIGKILL while its
+// CONNECT is still queued in a stopped or busy ibsim leaves nobody to
+// keep its socket, and ibsim exits when it gets to that CONNECT; a
+// process killed by SIGKILL while attached keeps its slot until ibsim's
+// console command X frees it; and after X, ibsim may give that slot
+// number to another client, which the first client's later DISCONNECT
+// (ibsim does not check its sender) would release.
 package ibsim
 
 import (

@@ -94,11 +94,7 @@ func openSession(c *cli.Context) (*session, error) {
 	cfg := s.Config()
 	fab, err := openFabric(c.Context, s)
 	if err != nil {
-		var ue *attach.UsageError
-		if errors.As(err, &ue) {
-			return nil, cliapp.Exit(exitcode.Usage, err)
-		}
-		return nil, cliapp.Exit(exitcode.Fatal, err)
+		return nil, cliapp.Fail(err) // usage 2, interrupted 130, else 1
 	}
 	s.Note(c.App.ErrWriter, "ibavtrack", "attached to "+fab.Desc)
 	return &session{fab: fab, settings: s, cfg: cfg, workers: s.Outstanding}, nil

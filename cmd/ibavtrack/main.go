@@ -4,16 +4,8 @@
 // change.
 package main
 
-import (
-	"context"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/ibfabric/ibdiag/internal/cliapp"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Stdout, os.Stderr, os.Args)
-	stop()
-	os.Exit(code)
-}
+// main leaves signals to cliapp.Main: SIGINT, SIGTERM, SIGHUP and SIGPIPE
+// stop the run and release an ibsim slot before the process ends.
+func main() { cliapp.Main(run) }

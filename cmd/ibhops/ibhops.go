@@ -246,11 +246,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 	fab, err := openFabric(c.Context, s)
 	if err != nil {
-		var ue *attach.UsageError
-		if errors.As(err, &ue) {
-			return cliapp.Exit(exitcode.Usage, err)
-		}
-		return cliapp.Exit(exitcode.Fatal, err)
+		return cliapp.Fail(err) // usage 2, interrupted 130, else 1
 	}
 	defer fab.Close()
 	t.fab = fab

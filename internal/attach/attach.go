@@ -256,11 +256,9 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 			cfg.Host = s.SimHost
 		}
 		cfg.Timeout = s.Timeout
-		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		c, err := ibsim.Dial(dctx, cfg)
+		c, err := ibsim.Dial(ctx, cfg)
 		if err != nil {
-			return nil, err
+			return nil, ibsimError(err, s, cfg)
 		}
 		return &Fabric{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
 	}
@@ -280,6 +278,24 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 		return nil, err
 	}
 	return &Fabric{Transport: d, Desc: ref.String()}, nil
+}
+
+// ibsimError names the input behind an ibsim attach failure and says
+// what to do about it.
+func ibsimError(err error, s Settings, cfg ibsim.Config) error {
+	switch {
+	case errors.Is(err, ibsim.ErrUnknownNode):
+		input := "SIM_HOST=" + cfg.Host
+		if s.SimHost != "" {
+			input = "--sim-host " + s.SimHost
+		}
+		return &UsageError{Input: input, Msg: "node is not in ibsim's fabric (give a node id or a node description of its net file)"}
+	case errors.Is(err, ibsim.ErrNoSlot):
+		return fmt.Errorf("%w (ibsim's console command Attached lists them; X SLOT frees a leaked one)", err)
+	case errors.Is(err, ibsim.ErrNotRunning) && !cfg.Inet():
+		return fmt.Errorf("%w, or point --ibsim-sockname (or IBSIM_SOCKNAME) at a running one", err)
+	}
+	return err
 }
 
 // sysRoot is the sysfs root; IBDIAG_SYSFS overrides it (tests).
@@ -339,3 +355,10 @@ func IsGeneratorSpec(spec string) bool {
 	}
 	return strings.HasPrefix(spec, "fattree:")
 }
+
+// Abort is for a process about to exit at once (a second Ctrl-C): it
+// writes DISCONNECT for every ibsim slot the process holds without
+// waiting for ibsim, and hands a CONNECT still unanswered to a lingerer.
+// Kernel umad agents need nothing: the kernel drops them with the
+// descriptor.
+func Abort() { ibsim.Abort() }

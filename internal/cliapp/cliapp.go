@@ -55,6 +55,10 @@ func Fail(err error) error {
 	if errors.As(err, &ue) {
 		return &ExitError{Code: exitcode.Usage, Err: err}
 	}
+	if errors.Is(err, context.Canceled) {
+		// A signal stopped the run before it had anything to show.
+		return &ExitError{Code: exitcode.Interrupted, Err: fmt.Errorf("interrupted: %w", err)}
+	}
 	return &ExitError{Code: exitcode.Fatal, Err: err}
 }
 

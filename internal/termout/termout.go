@@ -13,10 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// IsTerminal reports whether w is a terminal.
+// IsTerminal reports whether w is a terminal: an *os.File, or a writer
+// wrapping one that says so with a method File() *os.File.
 func IsTerminal(w io.Writer) bool {
+	if fw, ok := w.(interface{ File() *os.File }); ok {
+		w = fw.File()
+	}
 	f, ok := w.(*os.File)
-	if !ok {
+	if !ok || f == nil {
 		return false
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)

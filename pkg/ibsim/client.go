@@ -11,12 +11,25 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// Bounds of the steps that do not depend on Config.
+const (
+	// releaseWait bounds Close's wait for ibsim's echo of DISCONNECT. In
+	// unix mode a DISCONNECT that reached ibsim's socket takes effect
+	// whether or not we wait; waiting only keeps ibsim from logging that
+	// it could not answer.
+	releaseWait = 500 * time.Millisecond
+	// pollSlice is how long a blocked write waits before it looks at its
+	// ctx and Close again.
+	pollSlice = 50 * time.Millisecond
 )
 
 // Client is one attachment (one slot) to a running ibsim. It implements
@@ -34,8 +47,24 @@ type Client struct {
 	ctl     net.Conn
 	live    bool // we hold slot: ctl requests are allowed
 	issmSet bool
+	// released is set by whoever writes DISCONNECT (Close or Abort): a
+	// second DISCONNECT could free a slot ibsim gave someone else since.
+	released atomic.Bool
+
+	// ctlGen numbers control exchanges; the AfterFunc that cuts an
+	// exchange short on ctx cancellation acts only while its exchange is
+	// the current one.
+	genMu   sync.Mutex
+	ctlGen  uint64
+	ctlBusy bool
+
+	// state of the CONNECT in flight (see handOff)
+	connMu     sync.Mutex
+	connecting bool // CONNECT sent, reply not read yet
+	handedOff  bool // the sockets belong to a lingerer now
 
 	data    net.Conn // connected to ibsim's :out<slot>
+	dataRaw syscall.RawConn
 	tid     atomic.Uint32
 	mu      sync.Mutex
 	pending map[uint32]*call
@@ -58,10 +87,16 @@ var callPool = sync.Pool{New: func() any { return new(call) }}
 
 var idSeq atomic.Uint32
 
-// Dial attaches to ibsim as described by cfg. While ibsim is not up yet
-// (connection refused) it retries until ctx is done, so give ctx a
-// deadline. The returned Client holds one of ibsim's 10 slots until Close.
-func Dial(ctx context.Context, cfg Config) (*Client, error) {
+// Live clients and dials of this process, for Abort.
+var (
+	liveMu  sync.Mutex
+	liveSet = map[*Client]struct{}{}
+)
+
+func track(c *Client)   { liveMu.Lock(); liveSet[c] = struct{}{}; liveMu.Unlock() }
+func untrack(c *Client) { liveMu.Lock(); delete(liveSet, c); liveMu.Unlock() }
+
+func newClient(cfg Config) *Client {
 	c := &Client{
 		cfg:        cfg,
 		pending:    make(map[uint32]*call),
@@ -73,6 +108,18 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	} else {
 		c.src = "ibsim " + cfg.SockName
 	}
+	return c
+}
+
+// Dial attaches to ibsim as described by cfg. Nothing listening on
+// ibsim's socket is ErrNotRunning at once (or after cfg.WaitStart). The
+// wait for the CONNECT reply is bounded by cfg.ConnectTimeout and ctx;
+// when Dial gives up on a CONNECT ibsim has not answered yet, it leaves
+// the sockets to a helper that waits for the answer and releases the
+// slot (see the package documentation). The returned Client holds one of
+// ibsim's 10 slots until Close.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	c := newClient(cfg)
 	info := ClientInfo{NodeID: cfg.Host}
 	if cfg.IsSM {
 		info.IsSM = 1
@@ -84,62 +131,58 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Inet() && cfg.ServerPort == 0 {
 		return nil, c.opErr("dial", errors.New("ibsim: server port 0"))
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, c.opErr("dial", err)
+	}
 
 	ctlFD, dataFD, err := c.openSockets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	closeFDs := func() {
-		if ctlFD >= 0 {
-			unix.Close(ctlFD)
-		}
-		if dataFD >= 0 {
-			unix.Close(dataFD)
-		}
-	}
-	c.ctl, err = fdConn(ctlFD)
-	ctlFD = -1 // fdConn took it
-	if err != nil {
-		closeFDs()
+	if c.ctl, err = fdConn(ctlFD, "ibsim-ctl"); err != nil {
+		unix.Close(dataFD)
 		return nil, c.opErr("dial", err)
+	}
+	if c.data, err = fdConn(dataFD, "ibsim-data"); err != nil {
+		c.ctl.Close()
+		return nil, c.opErr("dial", err)
+	}
+	if c.dataRaw, err = c.data.(syscall.Conn).SyscallConn(); err != nil {
+		c.ctl.Close()
+		c.data.Close()
+		return nil, c.opErr("dial", err)
+	}
+	track(c)
+	closeAll := func() {
+		untrack(c)
+		if c.ownSockets() {
+			c.ctl.Close()
+			c.data.Close()
+		}
 	}
 
 	info.ID = c.id
-	if err := c.connect(ctx, &info); err != nil {
-		c.ctl.Close()
-		closeFDs()
+	if err := c.connect(ctx, info); err != nil {
+		closeAll()
 		return nil, err
 	}
 	// From here on we hold a slot: every failure must DISCONNECT.
 	fail := func(op string, err error) (*Client, error) {
-		c.disconnect()
-		c.ctl.Close()
-		closeFDs()
-		if c.data != nil {
-			c.data.Close()
-		}
+		c.disconnect(releaseWait)
+		closeAll()
 		return nil, c.opErr(op, err)
 	}
 	out, err := c.outAddr(ctx)
 	if err != nil {
 		return fail("dial", err)
 	}
-	if err := unix.Connect(dataFD, out); err != nil {
+	var cerr error
+	if err := c.dataRaw.Control(func(fd uintptr) { cerr = unix.Connect(int(fd), out) }); err != nil {
 		return fail("connect", err)
 	}
-	f := os.NewFile(uintptr(dataFD), "ibsim-data")
-	dataFD = -1
-	pc, err := net.FilePacketConn(f)
-	f.Close()
-	if err != nil {
-		return fail("dial", err)
+	if cerr != nil {
+		return fail("connect", cerr)
 	}
-	dc, ok := pc.(net.Conn)
-	if !ok {
-		pc.Close()
-		return fail("dial", errors.New("ibsim: data socket is not a connection"))
-	}
-	c.data = dc
 	go c.reader()
 	if cfg.IsSM {
 		if err := c.SetIsSM(ctx, true); err != nil {
@@ -148,6 +191,14 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// ownSockets reports whether the sockets are still ours to close (not
+// handed to a lingerer).
+func (c *Client) ownSockets() bool {
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	return !c.handedOff
 }
 
 // Slot returns the ibsim slot (0..9) this client holds.
@@ -170,8 +221,18 @@ func unixName(name string) *unix.SockaddrUnix {
 	return &unix.SockaddrUnix{Name: "@" + name + "\x00"}
 }
 
+// notRunning is the error for a control socket nobody listens on.
+func (c *Client) notRunning(err error) error {
+	if c.cfg.Inet() {
+		return fmt.Errorf("%w: nothing answers on udp %s:%d (%w); start it with \"ibsim -r -l %d -s NETFILE\" (IBSIM_SERVER_NAME and IBSIM_SERVER_PORT select it)",
+			ErrNotRunning, c.cfg.ServerName, c.cfg.ServerPort, err, c.cfg.ServerPort)
+	}
+	return fmt.Errorf("%w: nothing listens on the socket @%s:ctl (%w); start it with \"IBSIM_SOCKNAME=%s ibsim -s NETFILE\"",
+		ErrNotRunning, c.cfg.SockName, err, c.cfg.SockName)
+}
+
 // openSockets creates and binds the control and data sockets and
-// connects the control socket to ibsim, retrying while ibsim refuses.
+// connects the control socket to ibsim.
 func (c *Client) openSockets(ctx context.Context) (ctlFD, dataFD int, err error) {
 	domain := unix.AF_UNIX
 	if c.cfg.Inet() {
@@ -264,7 +325,11 @@ func (c *Client) openSockets(ctx context.Context) (ctlFD, dataFD int, err error)
 		}
 	}
 	srv := unixName(c.cfg.SockName + ":ctl")
-	delay := 20 * time.Millisecond
+	var until time.Time
+	if c.cfg.WaitStart > 0 {
+		until = time.Now().Add(c.cfg.WaitStart)
+	}
+	delay := 10 * time.Millisecond
 	for {
 		err = unix.Connect(ctlFD, srv)
 		if err == nil {
@@ -273,8 +338,11 @@ func (c *Client) openSockets(ctx context.Context) (ctlFD, dataFD int, err error)
 		if !errors.Is(err, unix.ECONNREFUSED) && !errors.Is(err, unix.ENOENT) {
 			return -1, -1, c.opErr("connect", err)
 		}
-		if werr := sleepCtx(ctx, delay); werr != nil {
-			return -1, -1, c.opErr("connect", fmt.Errorf("%w (ibsim not running?): %w", transport.ErrTimeout, err))
+		if !time.Now().Before(until) {
+			return -1, -1, c.opErr("connect", c.notRunning(err))
+		}
+		if werr := sleepCtx(ctx, min(delay, time.Until(until))); werr != nil {
+			return -1, -1, c.opErr("connect", werr)
 		}
 		delay = min(delay*2, 200*time.Millisecond)
 	}
@@ -287,7 +355,9 @@ func (c *Client) serverIP(ctx context.Context) ([4]byte, error) {
 		copy(out[:], ip)
 		return out, nil
 	}
-	ips, err := net.DefaultResolver.LookupIP(ctx, "ip4", c.cfg.ServerName)
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIP(rctx, "ip4", c.cfg.ServerName)
 	if err != nil {
 		return out, err
 	}
@@ -313,6 +383,9 @@ func (c *Client) outAddr(ctx context.Context) (unix.Sockaddr, error) {
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -324,82 +397,268 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // fdConn wraps a socket fd into a net.Conn (the fd is consumed).
-func fdConn(fd int) (net.Conn, error) {
-	f := os.NewFile(uintptr(fd), "ibsim-ctl")
+func fdConn(fd int, name string) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	return net.FileConn(f)
 }
 
-// connect sends CONNECT and records the slot and the attached node. In
-// inet mode a refused datagram (ibsim not up yet) is retried until ctx is
-// done.
-func (c *Client) connect(ctx context.Context, info *ClientInfo) error {
-	var payload [ClientInfoSize]byte
-	if err := info.MarshalTo(payload[:]); err != nil {
+// connect sends CONNECT and records the slot and the attached node. When
+// ibsim refuses, it finds out why (ErrNoSlot, ErrUnknownNode,
+// ErrSMExists).
+func (c *Client) connect(ctx context.Context, info ClientInfo) error {
+	var until time.Time
+	if c.cfg.WaitStart > 0 {
+		until = time.Now().Add(c.cfg.WaitStart)
+	}
+	delay := 10 * time.Millisecond
+	got, err := c.connectOnce(ctx, info)
+	// inet mode: an ICMP error says ibsim's port is closed, so this
+	// CONNECT was not taken; try again while ibsim may still be starting.
+	for errors.Is(err, ErrNotRunning) && time.Now().Before(until) {
+		if sleepCtx(ctx, min(delay, time.Until(until))) != nil {
+			break
+		}
+		delay = min(delay*2, 200*time.Millisecond)
+		got, err = c.connectOnce(ctx, info)
+	}
+	if err != nil {
+		if errors.Is(err, ErrRefused) {
+			err = c.whyRefused(ctx, info)
+		}
 		return c.opErr("connect", err)
 	}
-	delay := 20 * time.Millisecond
-	for {
-		reply, err := c.ctlExchange(ctx, CtlConnect, 0, payload[:])
-		if err != nil && errors.Is(err, unix.ECONNREFUSED) && ctx.Err() == nil {
-			if sleepCtx(ctx, delay) == nil {
-				delay = min(delay*2, 200*time.Millisecond)
-				continue
+	c.slot = got.ID
+	c.node = got.NodeID
+	c.live = true
+	c.released.Store(false)
+	return nil
+}
+
+// connectOnce sends one CONNECT and waits for the reply, bounded by ctx
+// and the CONNECT timeout. A CONNECT ibsim may still act on when we give
+// up is left to a lingerer (handOff): ibsim exits when it finds our
+// :in<id> socket gone, and would keep the slot taken forever.
+func (c *Client) connectOnce(ctx context.Context, info ClientInfo) (ClientInfo, error) {
+	var payload [ClientInfoSize]byte
+	if err := info.MarshalTo(payload[:]); err != nil {
+		return ClientInfo{}, err
+	}
+	limit := c.cfg.connectTimeout()
+	c.connMu.Lock()
+	if c.handedOff {
+		c.connMu.Unlock()
+		return ClientInfo{}, transport.ErrClosed
+	}
+	c.connecting = true
+	c.connMu.Unlock()
+	reply, sent, err := c.ctlExchange(ctx, CtlConnect, 0, payload[:], limit)
+	c.connMu.Lock()
+	c.connecting = false
+	c.connMu.Unlock()
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrRefused):
+			return ClientInfo{}, err
+		case errors.Is(err, unix.ECONNREFUSED):
+			// ibsim's socket is gone (unix), or an ICMP error for its
+			// port (inet): nothing is left to answer this CONNECT.
+			return ClientInfo{}, c.notRunning(err)
+		case sent:
+			// The answer may be here already (ctx was cancelled as it
+			// came): then we can settle it ourselves.
+			if reply, ok := c.takeReply(CtlConnect); ok {
+				if reply.Type == CtlConnect {
+					var got ClientInfo
+					if got.UnmarshalBinary(reply.Data[:]) == nil && got.ID < MaxClients {
+						c.slot, c.live = got.ID, true
+						c.released.Store(false)
+						c.disconnect(releaseWait)
+					}
+				}
+				return ClientInfo{}, err
+			}
+			c.handOff()
+			if errors.Is(err, transport.ErrTimeout) {
+				return ClientInfo{}, fmt.Errorf("ibsim did not answer CONNECT within %v (stopped, or overloaded?); a helper process waits for the answer to release the slot: %w", limit, transport.ErrTimeout)
 			}
 		}
+		return ClientInfo{}, err
+	}
+	var got ClientInfo
+	if err := got.UnmarshalBinary(reply.Data[:]); err != nil {
+		return ClientInfo{}, err
+	}
+	if got.ID >= MaxClients {
+		// Should not happen; we cannot DISCONNECT a slot ibsim does
+		// not have, so just report it.
+		return ClientInfo{}, fmt.Errorf("%w: slot %d", ErrBadReply, got.ID)
+	}
+	return got, nil
+}
+
+// whyRefused tells ibsim's refusals apart by asking again with fewer
+// conditions, releasing any slot a probe gets.
+func (c *Client) whyRefused(ctx context.Context, info ClientInfo) error {
+	if info.NodeID == "" && info.IsSM == 0 {
+		return ErrNoSlot
+	}
+	try := func(ci ClientInfo) (bool, error) {
+		got, err := c.connectOnce(ctx, ci)
+		if errors.Is(err, ErrRefused) {
+			return false, nil
+		}
 		if err != nil {
-			return c.opErr("connect", err)
+			return false, err
 		}
-		var got ClientInfo
-		if err := got.UnmarshalBinary(reply.Data[:]); err != nil {
-			return c.opErr("connect", err)
+		c.slot, c.live = got.ID, true
+		c.released.Store(false)
+		c.disconnect(releaseWait)
+		return true, nil
+	}
+	if info.IsSM != 0 {
+		ci := info
+		ci.IsSM = 0
+		if ok, err := try(ci); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w (node %q)", ErrSMExists, info.NodeID)
 		}
-		if got.ID >= MaxClients {
-			// Should not happen; we cannot DISCONNECT a slot ibsim does
-			// not have, so just report it.
-			return c.opErr("connect", fmt.Errorf("%w: slot %d", ErrBadReply, got.ID))
+	}
+	if info.NodeID != "" {
+		ok, err := try(ClientInfo{ID: info.ID})
+		if err != nil {
+			return err
 		}
-		c.slot = got.ID
-		c.node = got.NodeID
-		c.live = true
-		return nil
+		if ok {
+			return &NodeError{Node: info.NodeID, Err: ErrUnknownNode}
+		}
+	}
+	return ErrNoSlot
+}
+
+// NodeError names the node an attach request failed for.
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return fmt.Sprintf("%q: %v", e.Node, e.Err) }
+
+// Unwrap returns the reason.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// Test hooks (nil outside tests).
+var (
+	// testHookCut runs in the AfterFunc of a control exchange before it
+	// looks at whether its exchange is still current; testHookCutDone
+	// when it is done.
+	testHookCut, testHookCutDone func()
+	// testHookCtlSent runs after a control request was written.
+	testHookCtlSent func(CtlType)
+	// testHookSendBlocked runs when a write to the data socket found it
+	// full.
+	testHookSendBlocked func()
+)
+
+// beginCtl starts a control exchange and returns its number.
+func (c *Client) beginCtl() uint64 {
+	c.genMu.Lock()
+	defer c.genMu.Unlock()
+	c.ctlGen++
+	c.ctlBusy = true
+	return c.ctlGen
+}
+
+// endCtl ends the current control exchange: a cut for it that fires
+// later does nothing.
+func (c *Client) endCtl() {
+	c.genMu.Lock()
+	c.ctlGen++
+	c.ctlBusy = false
+	c.genMu.Unlock()
+}
+
+// cutCtl cuts control exchange gen short, if it is still the current one.
+func (c *Client) cutCtl(gen uint64) {
+	if h := testHookCut; h != nil {
+		h()
+	}
+	if h := testHookCutDone; h != nil {
+		defer h()
+	}
+	c.genMu.Lock()
+	defer c.genMu.Unlock()
+	if c.ctlBusy && c.ctlGen == gen {
+		c.ctl.SetDeadline(time.Unix(1, 0))
 	}
 }
 
 // ctlExchange sends one control request and waits for the reply of the
-// same type, bounded by ctx and cfg.Timeout. The caller serialises.
-func (c *Client) ctlExchange(ctx context.Context, t CtlType, slot uint32, payload []byte) (Ctl, error) {
+// same type, bounded by ctx and limit. sent reports whether the request
+// reached ibsim's socket (ibsim will act on it then, answered or not).
+// The caller serialises.
+func (c *Client) ctlExchange(ctx context.Context, t CtlType, slot uint32, payload []byte, limit time.Duration) (reply Ctl, sent bool, err error) {
 	req := NewCtl(t, slot, payload)
 	var buf [CtlSize + 16]byte
 	_ = req.MarshalTo(buf[:])
-	deadline := time.Now().Add(c.cfg.timeout())
+	deadline := time.Now().Add(limit)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
+	gen := c.beginCtl()
+	defer c.endCtl()
 	if err := c.ctl.SetDeadline(deadline); err != nil {
-		return Ctl{}, err
+		return Ctl{}, false, err
 	}
-	stop := context.AfterFunc(ctx, func() { c.ctl.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, func() { c.cutCtl(gen) })
 	defer stop()
 	if _, err := c.ctl.Write(buf[:CtlSize]); err != nil {
-		return Ctl{}, mapNetErr(ctx, err)
+		return Ctl{}, false, mapNetErr(ctx, err)
+	}
+	if h := testHookCtlSent; h != nil {
+		h(t)
 	}
 	for {
 		n, err := c.ctl.Read(buf[:])
 		if err != nil {
-			return Ctl{}, mapNetErr(ctx, err)
+			return Ctl{}, true, mapNetErr(ctx, err)
 		}
-		var reply Ctl
 		if n != CtlSize || reply.UnmarshalBinary(buf[:n]) != nil {
 			continue // not ibsim's: ignore
 		}
 		if reply.Type == CtlError {
-			return reply, fmt.Errorf("%w: %s", ErrRefused, t)
+			return reply, true, fmt.Errorf("%w: %s", ErrRefused, t)
 		}
 		if reply.Type != t {
 			continue // a late reply to an earlier request
 		}
-		return reply, nil
+		return reply, true, nil
+	}
+}
+
+// takeReply reads the control replies already queued, without waiting,
+// and returns the first of type t or ERROR.
+func (c *Client) takeReply(t CtlType) (Ctl, bool) {
+	rc, err := c.ctl.(syscall.Conn).SyscallConn()
+	if err != nil {
+		return Ctl{}, false
+	}
+	c.ctl.SetReadDeadline(time.Time{})
+	var buf [CtlSize + 16]byte
+	for {
+		n := -1
+		if rc.Read(func(fd uintptr) bool {
+			n, _ = unix.Read(int(fd), buf[:])
+			return true
+		}) != nil || n < 0 {
+			return Ctl{}, false
+		}
+		var reply Ctl
+		if n == CtlSize && reply.UnmarshalBinary(buf[:n]) == nil && (reply.Type == t || reply.Type == CtlError) {
+			return reply, true
+		}
 	}
 }
 
@@ -427,52 +686,123 @@ func (c *Client) ctlRequest(ctx context.Context, op string, t CtlType, payload [
 		return Ctl{}, c.opErr(op, transport.ErrClosed)
 	default:
 	}
-	r, err := c.ctlExchange(ctx, t, c.slot, payload)
+	r, _, err := c.ctlExchange(ctx, t, c.slot, payload, c.cfg.timeout())
 	if err != nil {
 		return r, c.opErr(op, err)
 	}
 	return r, nil
 }
 
-// disconnect sends DISCONNECT (after SET_ISSM 0 if we set it) once, for
-// our live slot only.
-func (c *Client) disconnect() error {
+// disconnect releases our live slot: SET_ISSM 0 first if we set it, then
+// DISCONNECT, written back to back. It waits at most wait for ibsim's
+// echo of DISCONNECT; in unix mode a DISCONNECT that reached ibsim's
+// socket takes effect even if the echo comes later, so only a failed
+// write is an error there.
+func (c *Client) disconnect(wait time.Duration) error {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
 	if !c.live {
 		return nil
 	}
 	c.live = false
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.timeout())
-	defer cancel()
+	if !c.released.CompareAndSwap(false, true) {
+		return nil // Abort sent it
+	}
+	c.beginCtl()
+	defer c.endCtl()
+	c.ctl.SetDeadline(time.Now().Add(wait))
+	var buf [CtlSize + 16]byte
 	if c.issmSet {
 		var off [4]byte
-		c.ctlExchange(ctx, CtlSetIsSM, c.slot, off[:])
+		req := NewCtl(CtlSetIsSM, c.slot, off[:])
+		req.MarshalTo(buf[:])
+		c.ctl.Write(buf[:CtlSize])
 		c.issmSet = false
 	}
-	if _, err := c.ctlExchange(ctx, CtlDisconnect, c.slot, nil); err != nil {
-		return c.opErr("disconnect", err)
+	req := NewCtl(CtlDisconnect, c.slot, nil)
+	req.MarshalTo(buf[:])
+	if _, err := c.ctl.Write(buf[:CtlSize]); err != nil {
+		return c.opErr("disconnect", fmt.Errorf("%w; slot %d stays taken until ibsim's console command \"X %d\"", mapNetErr(context.Background(), err), c.slot, c.slot))
 	}
-	return nil
+	for {
+		n, err := c.ctl.Read(buf[:])
+		if err != nil {
+			if c.cfg.Inet() {
+				return c.opErr("disconnect", fmt.Errorf("no answer to DISCONNECT: %w", mapNetErr(context.Background(), err)))
+			}
+			return nil
+		}
+		var reply Ctl
+		if n == CtlSize && reply.UnmarshalBinary(buf[:n]) == nil && reply.Type == CtlDisconnect {
+			return nil
+		}
+	}
 }
 
 // Close releases the slot (DISCONNECT), closes the sockets and makes
-// in-flight and later Exchanges return transport.ErrClosed. It is
-// idempotent; later calls return the first call's result.
+// in-flight and later Exchanges return transport.ErrClosed. It takes at
+// most about half a second whatever ibsim does. It is idempotent; later
+// calls return the first call's result.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		// Cut short a control request in flight so DISCONNECT goes out now.
-		c.ctl.SetReadDeadline(time.Unix(1, 0))
-		c.closeErr = c.disconnect()
+		c.genMu.Lock()
+		if c.ctlBusy {
+			c.ctl.SetDeadline(time.Unix(1, 0))
+		}
+		c.genMu.Unlock()
+		c.closeErr = c.disconnect(releaseWait)
 		c.data.Close()
 		c.ctl.Close()
+		untrack(c)
 		<-c.readerDone
 		// Exchanges still waiting see c.closed and remove their own
 		// entries: taking them out here would make a waiter believe its
 		// reply had arrived and wait for it forever.
 	})
 	return c.closeErr
+}
+
+// Abort is for a process about to exit at once (a second Ctrl-C): for
+// every client of this process it writes DISCONNECT without waiting for
+// anything, and leaves a CONNECT still unanswered to a lingerer. It
+// returns within about a tenth of a second; use Close otherwise.
+func Abort() {
+	liveMu.Lock()
+	cs := make([]*Client, 0, len(liveSet))
+	for c := range liveSet {
+		cs = append(cs, c)
+	}
+	liveMu.Unlock()
+	for _, c := range cs {
+		c.abort()
+	}
+}
+
+func (c *Client) abort() {
+	c.connMu.Lock()
+	pending := c.connecting && !c.handedOff
+	c.connMu.Unlock()
+	if pending {
+		c.handOff()
+		return
+	}
+	if !c.ownSockets() || !c.released.CompareAndSwap(false, true) {
+		return
+	}
+	// No lock: the owner of ctlMu may be stuck. c.slot and c.issmSet are
+	// only read; a stale issmSet costs one harmless SET_ISSM 0.
+	var buf [2 * CtlSize]byte
+	off := NewCtl(CtlSetIsSM, c.slot, make([]byte, 4))
+	off.MarshalTo(buf[:])
+	disc := NewCtl(CtlDisconnect, c.slot, nil)
+	disc.MarshalTo(buf[CtlSize:])
+	c.ctl.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	if c.issmSet {
+		c.ctl.Write(buf[:CtlSize])
+	}
+	c.ctl.Write(buf[CtlSize:])
 }
 
 // reader receives every datagram from ibsim and hands replies to the
@@ -496,22 +826,79 @@ func (c *Client) reader() {
 			c.readErr = err
 			return
 		}
-		if n != RequestSize {
-			continue
+		c.deliver(buf[:n])
+	}
+}
+
+// deliver hands one datagram from ibsim to the Exchange waiting for it;
+// anything else is dropped.
+func (c *Client) deliver(b []byte) {
+	if len(b) != RequestSize {
+		return
+	}
+	status := be.Uint32(b[16:])
+	method := b[32+3]
+	if status == 0 && method&smp.MethodResponseFlag == 0 {
+		return // an unsolicited request: we are no agent
+	}
+	lo := be.Uint32(b[32+12:])
+	c.mu.Lock()
+	cl := c.pending[lo]
+	delete(c.pending, lo)
+	c.mu.Unlock()
+	if cl != nil {
+		copy(cl.buf[:], b[:RequestSize])
+		close(cl.done)
+	}
+}
+
+// send writes one datagram to ibsim's data socket. While the socket
+// buffer is full (ibsim stopped, or no longer reading our slot) it waits
+// in slices of pollSlice, giving up at the deadline, on ctx or on Close.
+func (c *Client) send(ctx context.Context, b []byte) error {
+	var werr error
+	write := func(fd uintptr) bool {
+		_, werr = unix.Write(int(fd), b)
+		return true
+	}
+	if err := c.dataRaw.Write(write); err != nil {
+		return err
+	}
+	if werr != unix.EAGAIN {
+		return werr
+	}
+	if h := testHookSendBlocked; h != nil {
+		h()
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.cfg.timeout())
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return transport.ErrClosed
+		default:
 		}
-		status := be.Uint32(buf[16:])
-		method := buf[32+3]
-		if status == 0 && method&smp.MethodResponseFlag == 0 {
-			continue // an unsolicited request: we are no agent
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("ibsim does not take our requests: %w", transport.ErrTimeout)
 		}
-		lo := be.Uint32(buf[32+12:])
-		c.mu.Lock()
-		cl := c.pending[lo]
-		delete(c.pending, lo)
-		c.mu.Unlock()
-		if cl != nil {
-			copy(cl.buf[:], buf[:RequestSize])
-			close(cl.done)
+		ms := int(min(left, pollSlice)/time.Millisecond) + 1
+		err := c.dataRaw.Control(func(fd uintptr) {
+			fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			unix.Poll(fds[:], ms)
+		})
+		if err != nil {
+			return err
+		}
+		if err := c.dataRaw.Write(write); err != nil {
+			return err
+		}
+		if werr != unix.EAGAIN {
+			return werr
 		}
 	}
 }
@@ -564,12 +951,18 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	c.pending[lo] = cl
 	c.mu.Unlock()
 
-	if _, err := c.data.Write(out); err != nil {
-		c.forget(lo, cl)
+	if err := c.send(ctx, out); err != nil {
+		if !c.forget(lo, cl) {
+			<-cl.done // the reply came anyway
+			callPool.Put(cl)
+		}
 		select {
 		case <-c.closed:
 			return c.opErr("send", transport.ErrClosed)
 		default:
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = transport.ErrTimeout
 		}
 		return c.opErr("send", err)
 	}

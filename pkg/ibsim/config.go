@@ -10,6 +10,11 @@ const (
 	DefaultSockName   = "sim" // IBSIM_SOCKNAME when unset
 	DefaultServerPort = 7070  // IBSIM_SERVER_PORT when unset (ibsim 0.10)
 	DefaultTimeout    = time.Second
+	// DefaultConnectTimeout bounds the wait for ibsim's answer to CONNECT.
+	// It is long on purpose: ibsim answers CONNECT in microseconds when it
+	// runs at all, and giving up early only hands the wait to a helper
+	// (see the package documentation).
+	DefaultConnectTimeout = 10 * time.Second
 )
 
 // Config says how to reach ibsim and where to attach. ConfigFromEnv fills
@@ -32,9 +37,16 @@ type Config struct {
 	// IsSM attaches as the SM client of the node and sets the IsSM
 	// capability bit (SIM_SET_ISSM set to anything).
 	IsSM bool
-	// Timeout bounds each control request, and each Exchange whose ctx has
-	// no deadline. Zero means DefaultTimeout.
+	// Timeout bounds each control request after CONNECT, and each
+	// Exchange whose ctx has no deadline. Zero means DefaultTimeout.
 	Timeout time.Duration
+	// ConnectTimeout bounds the wait for ibsim's answer to CONNECT,
+	// independently of Timeout. Zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// WaitStart is how long Dial keeps retrying while nothing listens on
+	// ibsim's control socket (ibsim still starting). Zero fails at once
+	// with ErrNotRunning.
+	WaitStart time.Duration
 }
 
 // ConfigFromEnv returns the configuration libumad2sim would use in this
@@ -67,6 +79,13 @@ func configFromLookup(lookup func(string) (string, bool)) Config {
 
 // Inet reports whether c selects UDP (inet) mode.
 func (c *Config) Inet() bool { return c.ServerName != "" }
+
+func (c *Config) connectTimeout() time.Duration {
+	if c.ConnectTimeout > 0 {
+		return c.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
 
 func (c *Config) timeout() time.Duration {
 	if c.Timeout > 0 {

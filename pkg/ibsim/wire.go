@@ -11,11 +11,42 @@
 //
 // Client (linux only) connects to a running ibsim and implements
 // transport.Transport.
+//
+// ibsim is a shared peer with ten client slots, and the client never
+// waits on it without a bound: writes to a full socket (ibsim stopped, or
+// its console's X dropped us) wait in short slices watching ctx, the
+// timeout and Close; control requests carry deadlines; Close waits at
+// most half a second for DISCONNECT's echo (in unix mode a DISCONNECT
+// that reached ibsim's socket takes effect anyway). Dial fails at once
+// with ErrNotRunning when nothing listens, and tells ibsim's refusals
+// apart (ErrNoSlot, ErrUnknownNode, ErrSMExists).
+//
+// CONNECT needs care: ibsim answers it by connecting its slot socket to
+// the client's :in<id> socket and exits (ibpanic "can't connect to in
+// socket") if that socket is gone. So CONNECT gets its own generous limit
+// (Config.ConnectTimeout, independent of Timeout), and a CONNECT given up
+// on after it reached ibsim (limit or ctx) is handed with both sockets to
+// a lingerer: the running executable started again in its own session
+// with the sockets, which waits up to 30 minutes for ibsim's answer,
+// sends DISCONNECT for the slot it got and exits (earlier if ibsim's
+// socket disappears). Every binary that links this package can act as
+// the lingerer (an init function checks for it). Abort, for a process
+// about to exit at once, writes DISCONNECT for every slot of the process
+// without waiting.
+//
+// What ibsim makes impossible: a process killed by SIGKILL while its
+// CONNECT is still queued in a stopped or busy ibsim leaves nobody to
+// keep its socket, and ibsim exits when it gets to that CONNECT; a
+// process killed by SIGKILL while attached keeps its slot until ibsim's
+// console command X frees it; and after X, ibsim may give that slot
+// number to another client, which the first client's later DISCONNECT
+// (ibsim does not check its sender) would release.
 package ibsim
 
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // Sizes of the wire structures.
@@ -99,7 +130,32 @@ var (
 	ErrRefused = errors.New("ibsim: request refused")
 	// ErrBadReply: a reply that does not fit the request.
 	ErrBadReply = errors.New("ibsim: unexpected reply")
+	// ErrNotRunning: nothing listens on ibsim's control socket (unix
+	// mode), or its control port answered with an ICMP error (inet mode).
+	ErrNotRunning = errors.New("ibsim is not running")
 )
+
+// Why ibsim refused CONNECT. ibsim answers every refusal with the same
+// ERROR reply; Dial tells them apart by asking again with fewer
+// conditions. Each is also ErrRefused.
+var (
+	// ErrNoSlot: all of ibsim's client slots are taken.
+	ErrNoSlot error = &refusal{fmt.Sprintf("ibsim has no free client slot: %d in use", MaxClients)}
+	// ErrUnknownNode: the node to attach to is not in ibsim's fabric
+	// (neither a node id nor a node description of its net file).
+	ErrUnknownNode error = &refusal{"node is not in ibsim's fabric"}
+	// ErrSMExists: attaching as SM to a node where another client already
+	// is the SM.
+	ErrSMExists error = &refusal{"another client is attached as SM to that node"}
+)
+
+// refusal is a reason for ibsim's ERROR reply to CONNECT.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+// Is makes every refusal match ErrRefused.
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
 
 var le = binary.LittleEndian
 var be = binary.BigEndian

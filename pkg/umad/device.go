@@ -53,6 +53,7 @@ type Device struct {
 	closed  bool
 	fatal   error         // the reader's terminal error
 	done    chan struct{} // closed when the reader has exited
+	quit    chan struct{} // closed by Close: blocked writes give up
 }
 
 type waiter struct {
@@ -67,7 +68,7 @@ var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error,
 // used in errors. On failure f is closed.
 func newDevice(f io.ReadWriteCloser, ioctl ioctlFunc, name string) (*Device, error) {
 	d := &Device{f: f, ioctl: ioctl, name: name, hdrLen: HeaderSize,
-		waiters: make(map[uint32]*waiter), done: make(chan struct{})}
+		waiters: make(map[uint32]*waiter), done: make(chan struct{}), quit: make(chan struct{})}
 	if err := d.register(); err != nil {
 		f.Close()
 		return nil, &transport.OpError{Op: "register", Source: name, Err: err}
@@ -205,7 +206,7 @@ func (d *Device) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	copy(mad, req[:smp.MADSize])
 	binary.BigEndian.PutUint32(mad[8:], 0)
 	binary.BigEndian.PutUint32(mad[12:], tid)
-	_, err := d.f.Write(buf)
+	err := writeBounded(ctx, d.f, buf, deadline, d.quit)
 	d.bufs.Put(bp)
 	if err != nil {
 		if d.remove(tid) {
@@ -344,6 +345,7 @@ func (d *Device) Close() error {
 		return d.opErr("close", transport.ErrClosed)
 	}
 	d.closed = true
+	close(d.quit)
 	ws := d.waiters
 	d.waiters = make(map[uint32]*waiter)
 	d.mu.Unlock()

@@ -3,9 +3,13 @@
 package umad
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -74,5 +78,68 @@ func fileIoctl(f *os.File) ioctlFunc {
 			return errno
 		}
 		return nil
+	}
+}
+
+// writeSlice is how long a write into a full descriptor waits before it
+// looks at its ctx and Close again.
+const writeSlice = 50 * time.Millisecond
+
+// testHookWriteBlocked, if set, runs when a write found the descriptor
+// full.
+var testHookWriteBlocked func()
+
+// writeBounded writes the record b to w. When w is a non-blocking
+// descriptor that is full, it waits for room in slices of writeSlice and
+// gives up at deadline, when ctx is done or when quit is closed, instead
+// of waiting in the runtime poller for as long as the kernel takes.
+func writeBounded(ctx context.Context, w io.Writer, b []byte, deadline time.Time, quit <-chan struct{}) error {
+	sc, ok := w.(syscall.Conn)
+	if !ok {
+		_, err := w.Write(b)
+		return err
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		_, err := w.Write(b)
+		return err
+	}
+	var werr error
+	write := func(fd uintptr) bool {
+		for {
+			_, werr = unix.Write(int(fd), b)
+			if werr != unix.EINTR {
+				return true
+			}
+		}
+	}
+	for first := true; ; first = false {
+		if err := rc.Write(write); err != nil {
+			return err
+		}
+		if werr != unix.EAGAIN {
+			return werr
+		}
+		if h := testHookWriteBlocked; first && h != nil {
+			h()
+		}
+		select {
+		case <-ctx.Done():
+			return timeoutErr(ctx)
+		case <-quit:
+			return transport.ErrClosed
+		default:
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("device takes no requests: %w", transport.ErrTimeout)
+		}
+		ms := int(min(left, writeSlice)/time.Millisecond) + 1
+		if err := rc.Control(func(fd uintptr) {
+			fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			unix.Poll(fds[:], ms)
+		}); err != nil {
+			return err
+		}
 	}
 }

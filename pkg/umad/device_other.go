@@ -3,7 +3,10 @@
 package umad
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -16,4 +19,11 @@ func Open(fs *FS, ca string, port int) (*Device, error) {
 // OpenPath is only available on Linux; elsewhere it reports ErrNoDevice.
 func OpenPath(path string) (*Device, error) {
 	return nil, &transport.OpError{Op: "open", Source: path, Err: transport.ErrNoDevice}
+}
+
+// writeBounded writes b to w (no bound outside Linux, where Devices
+// cannot be opened).
+func writeBounded(_ context.Context, w io.Writer, b []byte, _ time.Time, _ <-chan struct{}) error {
+	_, err := w.Write(b)
+	return err
 }

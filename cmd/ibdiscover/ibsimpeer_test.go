@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/ibsim"
+)
+
+// TestSharedIBSim treats one ibsim as a shared peer (issue 13): whatever
+// the three tools go through (a stopped ibsim, the console's X, signals
+// of every kind, a reader that leaves the pipe, -t 1), ibsim stays up
+// and every client slot comes back. It builds the three commands once
+// and serves a 2,144-node fat tree, big enough that a run takes a while.
+func TestSharedIBSim(t *testing.T) {
+	ibsimtest.Require(t)
+	if testing.Short() {
+		t.Skip("builds the binaries")
+	}
+	bins := buildTools(t, "ibdiscover", "ibhops", "ibavtrack")
+	net := filepath.Join(t.TempDir(), "fattree.net")
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), &out, &errb, []string{"ibdiscover", "--sim", "fattree:levels=2,radix=64"}); code != 0 {
+		t.Fatalf("generating the net file: exit %d: %s", code, errb.String())
+	}
+	if err := os.WriteFile(net, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, net, ibsimtest.WithConsole(),
+		ibsimtest.Nodes(3000), ibsimtest.Switches(500), ibsimtest.Ports(20000))
+	env := s.Env()
+	ibsimArgs := []string{"--ibsim", "--ibsim-sockname", s.SockName}
+
+	// afterwards checks that ibsim is up with every slot free.
+	afterwards := func(t *testing.T, what string) {
+		t.Helper()
+		if !s.Alive() {
+			t.Fatalf("%s: ibsim exited:\n%s", what, s.Log())
+		}
+		if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
+			t.Fatalf("%s: slots still taken:\n%s", what, out)
+		}
+	}
+
+	t.Run("head -1", func(t *testing.T) {
+		for i := range 12 {
+			code := runIntoClosedPipe(t, bins["ibdiscover"], env, ibsimArgs...)
+			if code != -int(syscall.SIGPIPE) {
+				t.Fatalf("run %d: exit %d, want death by SIGPIPE as a C tool", i+1, code)
+			}
+		}
+		afterwards(t, "12 runs into head -1")
+		p := startTool(t, bins["ibdiscover"], env, ibsimArgs...)
+		if code := p.wait(t); code != 0 {
+			t.Fatalf("full run after the head -1 runs: exit %d\n%s", code, strings.Join(p.stderrLines(), "\n"))
+		}
+		if n := checkTopology(t, p.stdout.Bytes()); n != 2144 {
+			t.Fatalf("full run found %d nodes, want 2144", n)
+		}
+	})
+
+	// Each tool, stopped mid-run by each signal while ibsim is stopped
+	// (SIGSTOP): it must end (130) without ibsim's help, and its
+	// DISCONNECT must free the slot once ibsim continues.
+	tools := [][]string{
+		{"ibdiscover"},
+		{"ibhops"},
+		{"ibavtrack", "links"},
+		{"ibavtrack", "path", "1", "2"},
+		{"ibavtrack", "watch", "1", "2"},
+	}
+	for _, tool := range tools {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+			name := strings.Join(tool, " ") + " " + sig.String()
+			t.Run(name, func(t *testing.T) {
+				args := append(append(append([]string{}, tool[1:]...), ibsimArgs...), "-t", "60000")
+				for attempt := 0; ; attempt++ {
+					p := startTool(t, bins[tool[0]], env, args...)
+					if !waitAttached(t, s, p) {
+						// It finished before we saw it attached: too fast.
+						code := p.wait(t)
+						if attempt < 3 {
+							t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
+							continue
+						}
+						t.Fatalf("never caught %s attached", tool[0])
+					}
+					syscall.Kill(s.PID(), syscall.SIGSTOP)
+					p.cmd.Process.Signal(sig)
+					code := p.wait(t)
+					syscall.Kill(s.PID(), syscall.SIGCONT)
+					if code != exitcode.Interrupted {
+						t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
+					}
+					t.Logf("stderr: %s", strings.Join(p.stderrLines(), "\n"))
+					afterwards(t, name)
+					return
+				}
+			})
+		}
+	}
+
+	// ibsim stopped before the tool starts: the tool gives up on its
+	// CONNECT at SIGINT; ibsim, continued, must not find the tool's
+	// socket gone (it used to exit), and the slot comes back.
+	t.Run("CONNECT to a stopped ibsim", func(t *testing.T) {
+		for _, tool := range tools {
+			syscall.Kill(s.PID(), syscall.SIGSTOP)
+			args := append(append([]string{}, tool[1:]...), ibsimArgs...)
+			p := startTool(t, bins[tool[0]], env, args...)
+			waitSocket(t, s.SockName, p)
+			p.cmd.Process.Signal(os.Interrupt)
+			code := p.wait(t)
+			syscall.Kill(s.PID(), syscall.SIGCONT)
+			if code != exitcode.Interrupted {
+				t.Fatalf("%s: exit %d, want %d\n%s", tool[0], code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
+			}
+			waitNoClient(t, s)
+			afterwards(t, strings.Join(tool, " "))
+		}
+	})
+
+	// The console's X takes the slot away in the middle of a run: ibsim
+	// no longer reads the tool's requests. SIGINT still ends the run.
+	t.Run("console X", func(t *testing.T) {
+		p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-s", "-t", "60000")...)
+		p.waitLines(t, 20)
+		slot := attachedSlot(t, s)
+		if slot < 0 {
+			t.Fatal("the run is not attached after 20 progress lines")
+		}
+		s.Console(t, fmt.Sprintf("X %d", slot))
+		p.cmd.Process.Signal(os.Interrupt)
+		code := p.wait(t)
+		checkInterrupted(t, p, code, true)
+		afterwards(t, "X")
+	})
+
+	// -t 1: the old client gave up on CONNECT after 1 ms and closed its
+	// socket before ibsim answered, and ibsim exited. Runs in a row and
+	// four at once.
+	t.Run("-t 1", func(t *testing.T) {
+		for i := range 8 {
+			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "1")...)
+			if code := p.wait(t); code != 0 && code != exitcode.Partial {
+				t.Fatalf("run %d: exit %d\n%s", i+1, code, strings.Join(p.stderrLines(), "\n"))
+			}
+		}
+		for round := range 3 {
+			var ps []*proc
+			for range 4 {
+				ps = append(ps, startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "1")...))
+			}
+			for _, p := range ps {
+				if code := p.wait(t); code != 0 && code != exitcode.Partial {
+					t.Fatalf("round %d: exit %d\n%s", round, code, strings.Join(p.stderrLines(), "\n"))
+				}
+			}
+		}
+		afterwards(t, "-t 1 runs")
+	})
+
+	// Every slot is free: ten clients at once, and an eleventh is told
+	// why it cannot have one.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var cs []*ibsim.Client
+	for i := range ibsim.MaxClients {
+		c, err := ibsim.Dial(ctx, ibsim.Config{SockName: s.SockName})
+		if err != nil {
+			t.Fatalf("client %d of %d at once: %v", i+1, ibsim.MaxClients, err)
+		}
+		cs = append(cs, c)
+	}
+	p := startTool(t, bins["ibdiscover"], env, ibsimArgs...)
+	code := p.wait(t)
+	if msg := strings.Join(p.stderrLines(), "\n"); code != exitcode.Fatal || !strings.Contains(msg, "ibsim has no free client slot: 10 in use") {
+		t.Errorf("11th client: exit %d: %s", code, msg)
+	}
+	for _, c := range cs {
+		c.Close()
+	}
+	afterwards(t, "ten clients")
+}
+
+// buildTools builds the named commands (siblings of this package) into
+// one directory.
+func buildTools(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		if gobin, err = exec.LookPath("go"); err != nil {
+			t.Skip("no go command to build the tools")
+		}
+	}
+	dir := t.TempDir()
+	bins := map[string]string{}
+	for _, name := range names {
+		bin := filepath.Join(dir, name)
+		if out, err := exec.Command(gobin, "build", "-o", bin, "../"+name).CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
+		bins[name] = bin
+	}
+	return bins
+}
+
+// runIntoClosedPipe runs bin with stdout into a pipe whose reader takes
+// one line and leaves (like "| head -1"); it returns the exit status or
+// -signal.
+func runIntoClosedPipe(t *testing.T, bin string, env []string, args ...string) int {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Dir = t.TempDir()
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	r.Close()
+	if line == "" {
+		t.Errorf("no line on stdout")
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the tool did not end within 30s of its reader leaving")
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr after the reader left: %q", stderr.String())
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+var attachedLine = regexp.MustCompile(`(?m)^Client (\d+): pid (\d+) `)
+
+// attachedSlot returns the slot of the only attached client, or -1.
+func attachedSlot(t *testing.T, s *ibsimtest.Sim) int {
+	t.Helper()
+	m := attachedLine.FindStringSubmatch(s.Console(t, "Attached"))
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// waitAttached waits (up to 20s) until ibsim lists a client, false when
+// the process ended first.
+func waitAttached(t *testing.T, s *ibsimtest.Sim, p *proc) bool {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if attachedSlot(t, s) >= 0 {
+			return true
+		}
+		if exited(p) {
+			return false
+		}
+	}
+	t.Fatal("the tool did not attach within 20s")
+	return false
+}
+
+// waitNoClient waits (up to 20s) until ibsim lists no client: the
+// lingerer of a given-up CONNECT released the slot.
+func waitNoClient(t *testing.T, s *ibsimtest.Sim) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if !strings.Contains(s.Console(t, "Attached"), "Client") {
+			return
+		}
+	}
+	t.Fatalf("a slot stayed taken for 20s:\n%s", s.Console(t, "Attached"))
+}
+
+// exited reports whether p's process has ended (a zombie, not reaped
+// yet).
+func exited(p *proc) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: comm may hold spaces, the state follows ")".
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
+// waitSocket waits (up to 20s) until p's process has bound its ibsim
+// data socket (@<sock>:in<id>, id = pid*16+n): its signal handlers are
+// installed by then.
+func waitSocket(t *testing.T, sock string, p *proc) {
+	t.Helper()
+	base := (p.cmd.Process.Pid & (1<<27 - 1)) * 16
+	var names [][]byte
+	for n := range 16 {
+		names = append(names, []byte(fmt.Sprintf("@%s:in%d@", sock, base+n)))
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile("/proc/net/unix")
+		for _, name := range names {
+			if bytes.Contains(b, name) {
+				return
+			}
+		}
+	}
+	t.Fatalf("%s bound no socket @%s:in<id> within 20s", p.cmd.Path, sock)
+}

@@ -1,0 +1,97 @@
+//go:build linux
+
+package cliapp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitCtx waits for ctx to end (up to 20s) and reports whether it did.
+func waitCtx(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	case <-time.After(20 * time.Second):
+		return false
+	}
+}
+
+// Each of SIGINT, SIGTERM and SIGHUP cancels the run's context (and lets
+// it finish: the command closes its transport and prints what it has).
+func TestSignalCancelsRun(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			code := runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+				syscall.Kill(os.Getpid(), sig)
+				if !waitCtx(ctx) {
+					t.Errorf("%v did not cancel the run", sig)
+				}
+				return 130
+			}, io.Discard, io.Discard, []string{"tool"})
+			if code != 130 {
+				t.Fatalf("exit %d", code)
+			}
+		})
+	}
+}
+
+// A second signal exits at once (after the ibsim abort), without waiting
+// for the run.
+func TestSecondSignalExits(t *testing.T) {
+	hard := make(chan struct{})
+	defer func(f func()) { hardExit = f }(hardExit)
+	hardExit = func() { close(hard) }
+	runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		if !waitCtx(ctx) {
+			t.Fatal("SIGINT did not cancel the run")
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		select {
+		case <-hard:
+		case <-time.After(20 * time.Second):
+			t.Error("a second SIGINT did not exit")
+		}
+		return 130
+	}, io.Discard, io.Discard, []string{"tool"})
+}
+
+// EPIPE on stdout stops the run like SIGPIPE, silences stderr, and the
+// status says SIGPIPE (128+13; the process itself dies of SIGPIPE when
+// the broken pipe is its real stdout).
+func TestBrokenPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errR.Close()
+	code := runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+		if _, err := stdout.Write([]byte("line\n")); !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("write into a closed pipe: %v", err)
+		}
+		if !waitCtx(ctx) {
+			t.Error("EPIPE did not cancel the run")
+		}
+		stderr.Write([]byte("tool: write: broken pipe\n"))
+		return 1
+	}, w, errW, []string{"tool"})
+	errW.Close()
+	if code != 128+int(syscall.SIGPIPE) {
+		t.Errorf("exit %d, want %d", code, 128+int(syscall.SIGPIPE))
+	}
+	if b, _ := io.ReadAll(errR); len(b) != 0 {
+		t.Errorf("stderr after EPIPE: %q", b)
+	}
+}

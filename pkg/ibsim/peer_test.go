@@ -1,0 +1,223 @@
+//go:build linux
+
+package ibsim
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// allSlotsFree checks that ibsim runs and that ten clients can attach at
+// once.
+func allSlotsFree(t *testing.T, s *ibsimtest.Sim) {
+	t.Helper()
+	if !s.Alive() {
+		t.Fatalf("ibsim exited:\n%s", s.Log())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var cs []*Client
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}()
+	for i := range MaxClients {
+		c, err := Dial(ctx, Config{SockName: s.SockName})
+		if err != nil {
+			t.Fatalf("client %d of %d at once: %v", i+1, MaxClients, err)
+		}
+		cs = append(cs, c)
+	}
+}
+
+// waitProcess waits up to 30s for a process started by this one.
+func waitProcess(t *testing.T, p *os.Process) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { _, err := p.Wait(); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("lingerer: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		p.Kill()
+		t.Fatal("the lingerer did not end within 30s of ibsim continuing")
+	}
+}
+
+// CONNECT sent to a stopped ibsim and given up (ctx cancelled, or the
+// CONNECT limit): ibsim, continued, finds our :in socket still there (it
+// used to exit: "can't connect to in socket"), and the slot it assigned
+// comes back.
+func TestGiveUpConnectToStoppedSimulator(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet, ibsimtest.WithConsole())
+	lingerers := make(chan *os.Process, 2)
+	testHookLinger = func(p *os.Process) { lingerers <- p }
+	defer func() { testHookLinger, testHookCtlSent = nil, nil }()
+
+	for _, how := range []string{"cancel", "limit"} {
+		t.Run(how, func(t *testing.T) {
+			syscall.Kill(s.PID(), syscall.SIGSTOP)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cfg := Config{SockName: s.SockName}
+			if how == "cancel" {
+				testHookCtlSent = func(t CtlType) {
+					if t == CtlConnect {
+						cancel()
+					}
+				}
+			} else {
+				testHookCtlSent = nil
+				cfg.ConnectTimeout = 20 * time.Millisecond
+			}
+			_, err := Dial(ctx, cfg)
+			syscall.Kill(s.PID(), syscall.SIGCONT)
+			switch how {
+			case "cancel":
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Dial: %v", err)
+				}
+			case "limit":
+				if !errors.Is(err, transport.ErrTimeout) || !strings.Contains(err.Error(), "did not answer CONNECT") {
+					t.Fatalf("Dial: %v", err)
+				}
+			}
+			select {
+			case p := <-lingerers:
+				waitProcess(t, p)
+			default:
+				t.Fatal("no lingerer took the unanswered CONNECT")
+			}
+			if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
+				t.Fatalf("slot still taken after the lingerer ended:\n%s", out)
+			}
+			allSlotsFree(t, s)
+		})
+	}
+}
+
+// ibsim stopped in the middle of a run: writes fill the socket buffer
+// and block; cancelling ctx ends every Exchange, Close ends within its
+// bound, and ibsim, continued, gets our DISCONNECT.
+func TestExchangeWithStoppedSimulator(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet, ibsimtest.WithConsole())
+	c := dial(t, s, "")
+	mustGet(t, c, "0,1", smp.AttrNodeInfo, 0)
+	blocked := make(chan struct{})
+	var once sync.Once
+	testHookSendBlocked = func() { once.Do(func() { close(blocked) }) }
+	defer func() { testHookSendBlocked = nil }()
+
+	syscall.Kill(s.PID(), syscall.SIGSTOP)
+	defer syscall.Kill(s.PID(), syscall.SIGCONT)
+	ctx, cancel := context.WithCancel(context.Background())
+	m := smp.NewGet(mustPath(t, "0,1"), smp.AttrNodeInfo, 0)
+	req, _ := m.MarshalBinary()
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := make([]byte, smp.MADSize)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Short per-request deadlines, as the engine's: the
+				// requests pile up unanswered in the socket.
+				ectx, ecancel := context.WithTimeout(ctx, time.Millisecond)
+				err := c.Exchange(ectx, smp.PermissiveLID, req, resp)
+				ecancel()
+				if ctx.Err() != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case <-blocked:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the data socket never filled up")
+	}
+	cancel()
+	close(stop)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Exchanges still blocked 20s after ctx was cancelled")
+	}
+	close(errs)
+	for err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, transport.ErrTimeout) {
+			t.Errorf("Exchange: %v", err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close with ibsim stopped: %v", err)
+	}
+	syscall.Kill(s.PID(), syscall.SIGCONT)
+	if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
+		t.Fatalf("slot still taken:\n%s", out)
+	}
+	allSlotsFree(t, s)
+}
+
+// ibsim's single ERROR reply to CONNECT is told apart.
+func TestRefusalReasons(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	_, err := Dial(ctx, Config{SockName: s.SockName, Host: "NoSuchNode"})
+	if !errors.Is(err, ErrUnknownNode) || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `"NoSuchNode"`) {
+		t.Errorf("unknown node: %v", err)
+	}
+
+	sm, err := Dial(ctx, Config{SockName: s.SockName, Host: "Hca1", IsSM: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dial(ctx, Config{SockName: s.SockName, Host: "Hca1", IsSM: true}); !errors.Is(err, ErrSMExists) {
+		t.Errorf("second SM on Hca1: %v", err)
+	}
+	sm.Close()
+
+	var cs []*Client
+	for range MaxClients {
+		c, err := Dial(ctx, Config{SockName: s.SockName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	for _, host := range []string{"", "Hca1", "NoSuchNode"} {
+		_, err := Dial(ctx, Config{SockName: s.SockName, Host: host})
+		if !errors.Is(err, ErrNoSlot) || !strings.Contains(err.Error(), "ibsim has no free client slot: 10 in use") {
+			t.Errorf("host %q with all slots taken: %v", host, err)
+		}
+	}
+	for _, c := range cs {
+		c.Close()
+	}
+	allSlotsFree(t, s)
+}

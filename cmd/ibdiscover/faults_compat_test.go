@@ -64,6 +64,14 @@ func writeFaultNet(t *testing.T, ff faultFabric) string {
 func TestCompatFaults(t *testing.T) {
 	ibsimtest.Require(t)
 	outputs := [][]string{nil, {"-f"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-g"}}
+	// ibnetdiscover 44 caches that ibnetdiscover 44 itself cannot load.
+	v44Unloadable := 0
+	defer func() {
+		if v44Unloadable == 0 && !t.Failed() {
+			t.Error("every ibnetdiscover 44 cache loaded in ibnetdiscover 44: the tolerant loading was not tested")
+		}
+		t.Logf("%d ibnetdiscover 44 caches unloadable by ibnetdiscover 44, loaded by ibdiscover", v44Unloadable)
+	}()
 	for _, ff := range faultFabrics {
 		ff := ff
 		t.Run(ff.name, func(t *testing.T) {
@@ -93,22 +101,45 @@ func TestCompatFaults(t *testing.T) {
 				if _, e, code := runOurs(t, append(ibsimArgs(sim, host), "--cache", cache)...); code != 3 {
 					t.Fatalf("host %q: --cache exit %d: %s", host, code, e)
 				}
-				for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
-					args := append([]string{"--load-cache", cache}, extra...)
-					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", args...)
-					if tcode != 0 {
-						t.Fatalf("host %q: ibnetdiscover %v: exit %d: %s", host, args, tcode, terr)
-					}
-					ours, oerr, code := runOurs(t, args...)
-					if code != 0 {
-						t.Fatalf("host %q: ibdiscover %v: exit %d: %s", host, args, code, oerr)
-					}
-					if o, th := stripDate(ours), stripDate(theirs); o != th {
-						t.Errorf("host %q %v: --load-cache of our cache differs:\n%s", host, extra, golden.LineDiff(th, o))
-					}
+				compareLoaded(t, sim, host, cache)
+				// ibnetdiscover 44's own cache of the broken fabric may
+				// reference ports it never stored (it cannot load it
+				// itself); we load it, and what we write from it loads
+				// in ibnetdiscover 44.
+				v44 := filepath.Join(dir, "v44-h"+host+".cache")
+				if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "--cache", v44); code != 0 {
+					t.Fatalf("host %q: ibnetdiscover --cache: exit %d: %s", host, code, e)
 				}
+				if _, _, code := sim.RunTool(t, host, "ibnetdiscover", "--load-cache", v44); code != 0 {
+					v44Unloadable++
+				}
+				rewritten := filepath.Join(dir, "rewritten-h"+host+".cache")
+				if _, e, code := runOurs(t, "--load-cache", v44, "--cache", rewritten); code != 0 {
+					t.Fatalf("host %q: ibdiscover --load-cache <ibnetdiscover 44 cache>: exit %d: %s", host, code, e)
+				}
+				compareLoaded(t, sim, host, rewritten)
 			}
 		})
+	}
+}
+
+// compareLoaded checks that ibnetdiscover 44 loads cache and prints from
+// it what ibdiscover --load-cache prints.
+func compareLoaded(t *testing.T, sim *ibsimtest.Sim, host, cache string) {
+	t.Helper()
+	for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
+		args := append([]string{"--load-cache", cache}, extra...)
+		theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", args...)
+		if tcode != 0 {
+			t.Fatalf("host %q: ibnetdiscover %v: exit %d: %s", host, args, tcode, terr)
+		}
+		ours, oerr, code := runOurs(t, args...)
+		if code != 0 {
+			t.Fatalf("host %q: ibdiscover %v: exit %d: %s", host, args, code, oerr)
+		}
+		if o, th := stripDate(ours), stripDate(theirs); o != th {
+			t.Errorf("host %q %v: --load-cache of %s differs:\n%s", host, extra, filepath.Base(cache), golden.LineDiff(th, o))
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -319,4 +320,35 @@ func TestIncompleteCacheTolerated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testdata/incomplete/portinfo-swB.v44.cache was written by ibnetdiscover
+// 44.0 (-o 1 --cache) on ibsim 0.10 serving testdata/fabrics/dualhomed.net
+// plus `do Error "swB" 100 21` (every PortInfo to swB dropped), attached
+// at "dual". It references swB's port 2, which it never stored (a shell
+// reached by NodeInfo), so ibnetdiscover 44 cannot load it. We load it
+// with the reference skipped, and write a cache ibnetdiscover 44 accepts.
+func TestLoadV44IncompleteCache(t *testing.T) {
+	b, err := os.ReadFile("testdata/incomplete/portinfo-swB.v44.cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkV44(b); err == nil {
+		t.Fatal("the v44 cache passes the v44 rules: it tests nothing")
+	}
+	f, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swA, swB := f.NodeByGUID(0x200000), f.NodeByGUID(0x200001)
+	if swA == nil || swB == nil || len(f.Nodes) != 4 {
+		t.Fatalf("nodes: %v", f.Nodes)
+	}
+	if p := swB.Port(2); p != nil {
+		t.Errorf("swB port 2 (no record) loaded: %v", p)
+	}
+	if p := swA.Port(2); p == nil || p.Remote != nil {
+		t.Errorf("swA port 2: %v, want a port without remote", p)
+	}
+	checkRoundTrip(t, f)
 }

@@ -1,13 +1,21 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/ibndcache"
+	"github.com/ibfabric/ibdiag/pkg/ibsim"
 )
 
 // faultFabric is a testdata fabric with SMPs of one attribute always
@@ -198,4 +206,74 @@ func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
 	if partial < 3 {
 		t.Errorf("only %d of %d discoveries were partial", partial, len(specs))
 	}
+}
+
+// TestInterruptedIBSimCachesLoad: discoveries through ibsim that stop in
+// the middle (ibsim killed, the context cancelled, SMPs dropped at
+// random by ibsim) leave a fabric whose cache loads in ibnetdiscover 44
+// and prints there what our --load-cache prints.
+func TestInterruptedIBSimCachesLoad(t *testing.T) {
+	ibsimtest.Require(t)
+	net := generated(t, "fattree:levels=2,radix=16")
+	lossy := ibsimtest.WriteNetFile(t, mustRead(t, net)+"\ndo Error \"L1\" 40\ndo Error \"S3\" 40\n")
+	dir := t.TempDir()
+	loader := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	for _, c := range []struct {
+		name   string
+		file   string
+		stopAt int64
+		kill   bool
+	}{
+		{"ibsim killed", net, 120, true},
+		{"ibsim killed early", net, 5, true},
+		{"cancelled", net, 200, false},
+		{"lossy", lossy, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sim := ibsimtest.Start(t, c.file, ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cl, err := ibsim.Dial(ctx, ibsim.Config{SockName: sim.SockName, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			var sent atomic.Int64
+			cfg := discover.Config{MaxHops: -1, Timeout: 200 * time.Millisecond, Retries: -1, Sent: func() {
+				if sent.Add(1) != c.stopAt {
+					return
+				}
+				if c.kill {
+					syscall.Kill(sim.PID(), syscall.SIGKILL)
+				} else {
+					cancel()
+				}
+			}}
+			res, err := discover.Discover(ctx, cl, cfg)
+			if err != nil {
+				t.Fatalf("discover: %v", err)
+			}
+			if !res.Partial() {
+				t.Fatalf("discovery complete (%d nodes): the case tests nothing", len(res.Fabric.Nodes))
+			}
+			b, err := ibndcache.Marshal(res.Fabric)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".cache")
+			if err := os.WriteFile(cache, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			compareLoaded(t, loader, "", cache)
+		})
+	}
+}
+
+func mustRead(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

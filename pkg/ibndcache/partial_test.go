@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/netfile"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -194,6 +195,9 @@ func TestPartialCachesLoad(t *testing.T) {
 		{name: "inconsistent numports", spec: tree + `;Inconsistent "L3" numports 2`},
 		{name: "inconsistent portguid", spec: tree + `;Inconsistent "L3" portguid 2`},
 		{name: "inconsistent type", spec: tree + `;Inconsistent "L3" type 3`},
+		{name: "duplicate switch GUID", spec: tree + dupGUID(t, tree, "S3", "S0")},
+		{name: "duplicate leaf/spine GUID", spec: tree + dupGUID(t, tree, "L0", "S1")},
+		{name: "duplicate CA GUID", spec: tree + dupGUID(t, tree, "H12", "H3")},
 		{name: "cancelled", spec: tree, cancelAt: 40, partial: true},
 		{name: "cancelled early", spec: tree, cancelAt: 3, partial: true},
 		{name: "ibsim dies", spec: tree, dieAt: 50, partial: true},
@@ -228,6 +232,20 @@ func TestPartialCachesLoad(t *testing.T) {
 			checkRoundTrip(t, res.Fabric)
 		})
 	}
+}
+
+// dupGUID is the command giving node b the GUID of node a.
+func dupGUID(t testing.TB, spec, b, a string) string {
+	t.Helper()
+	nf, err := netfile.Generate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, ok := nf.Lookup(a)
+	if !ok {
+		t.Fatalf("no node %s", a)
+	}
+	return fmt.Sprintf(";Guid %q %#x", b, nf.Nodes[i].GUID)
 }
 
 // A port whose PortInfo failed after a NodeInfo answered through it is a
@@ -351,4 +369,39 @@ func TestLoadV44IncompleteCache(t *testing.T) {
 		t.Errorf("swA port 2: %v, want a port without remote", p)
 	}
 	checkRoundTrip(t, f)
+}
+
+// Two nodes holding a port with the same GUID and number (a duplicated
+// GUID, a node whose NodeInfo changed): the loaders find ports by that
+// key, so only the first node's port is written, and links to the other
+// are left out.
+func TestDuplicatePortKeyWrittenOnce(t *testing.T) {
+	f, err := Unmarshal(readCaches(t)["2sw2path4hca.osm.cache"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cas []*model.PhysPort
+	for _, n := range f.Nodes {
+		if !n.IsSwitch() {
+			cas = append(cas, n.Port(1))
+		}
+	}
+	first, twin := cas[0], cas[1]
+	twin.GUID = first.GUID
+	b := checkRoundTrip(t, f)
+	g, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := g.NodeByGUID(first.Node.GUID()).Port(1); p == nil {
+		t.Error("first port lost")
+	}
+	if p := g.NodeByGUID(twin.Node.GUID()).Port(1); p != nil {
+		t.Errorf("twin port written: %v", p)
+	}
+	if r := twin.Remote; r != nil {
+		if p := g.NodeByGUID(r.Node.GUID()).Port(int(r.Num)); p == nil || p.Remote != nil {
+			t.Errorf("twin's peer %v: want it without remote", p)
+		}
+	}
 }

@@ -1,13 +1,21 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/ibndcache"
+	"github.com/ibfabric/ibdiag/pkg/ibsim"
 )
 
 // faultFabric is a testdata fabric with SMPs of one attribute always
@@ -64,6 +72,14 @@ func writeFaultNet(t *testing.T, ff faultFabric) string {
 func TestCompatFaults(t *testing.T) {
 	ibsimtest.Require(t)
 	outputs := [][]string{nil, {"-f"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-g"}}
+	// ibnetdiscover 44 caches that ibnetdiscover 44 itself cannot load.
+	v44Unloadable := 0
+	defer func() {
+		if v44Unloadable == 0 && !t.Failed() {
+			t.Error("every ibnetdiscover 44 cache loaded in ibnetdiscover 44: the tolerant loading was not tested")
+		}
+		t.Logf("%d ibnetdiscover 44 caches unloadable by ibnetdiscover 44, loaded by ibdiscover", v44Unloadable)
+	}()
 	for _, ff := range faultFabrics {
 		ff := ff
 		t.Run(ff.name, func(t *testing.T) {
@@ -93,22 +109,45 @@ func TestCompatFaults(t *testing.T) {
 				if _, e, code := runOurs(t, append(ibsimArgs(sim, host), "--cache", cache)...); code != 3 {
 					t.Fatalf("host %q: --cache exit %d: %s", host, code, e)
 				}
-				for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
-					args := append([]string{"--load-cache", cache}, extra...)
-					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", args...)
-					if tcode != 0 {
-						t.Fatalf("host %q: ibnetdiscover %v: exit %d: %s", host, args, tcode, terr)
-					}
-					ours, oerr, code := runOurs(t, args...)
-					if code != 0 {
-						t.Fatalf("host %q: ibdiscover %v: exit %d: %s", host, args, code, oerr)
-					}
-					if o, th := stripDate(ours), stripDate(theirs); o != th {
-						t.Errorf("host %q %v: --load-cache of our cache differs:\n%s", host, extra, golden.LineDiff(th, o))
-					}
+				compareLoaded(t, sim, host, cache)
+				// ibnetdiscover 44's own cache of the broken fabric may
+				// reference ports it never stored (it cannot load it
+				// itself); we load it, and what we write from it loads
+				// in ibnetdiscover 44.
+				v44 := filepath.Join(dir, "v44-h"+host+".cache")
+				if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "--cache", v44); code != 0 {
+					t.Fatalf("host %q: ibnetdiscover --cache: exit %d: %s", host, code, e)
 				}
+				if _, _, code := sim.RunTool(t, host, "ibnetdiscover", "--load-cache", v44); code != 0 {
+					v44Unloadable++
+				}
+				rewritten := filepath.Join(dir, "rewritten-h"+host+".cache")
+				if _, e, code := runOurs(t, "--load-cache", v44, "--cache", rewritten); code != 0 {
+					t.Fatalf("host %q: ibdiscover --load-cache <ibnetdiscover 44 cache>: exit %d: %s", host, code, e)
+				}
+				compareLoaded(t, sim, host, rewritten)
 			}
 		})
+	}
+}
+
+// compareLoaded checks that ibnetdiscover 44 loads cache and prints from
+// it what ibdiscover --load-cache prints.
+func compareLoaded(t *testing.T, sim *ibsimtest.Sim, host, cache string) {
+	t.Helper()
+	for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
+		args := append([]string{"--load-cache", cache}, extra...)
+		theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", args...)
+		if tcode != 0 {
+			t.Fatalf("host %q: ibnetdiscover %v: exit %d: %s", host, args, tcode, terr)
+		}
+		ours, oerr, code := runOurs(t, args...)
+		if code != 0 {
+			t.Fatalf("host %q: ibdiscover %v: exit %d: %s", host, args, code, oerr)
+		}
+		if o, th := stripDate(ours), stripDate(theirs); o != th {
+			t.Errorf("host %q %v: --load-cache of %s differs:\n%s", host, extra, filepath.Base(cache), golden.LineDiff(th, o))
+		}
 	}
 }
 
@@ -167,4 +206,74 @@ func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
 	if partial < 3 {
 		t.Errorf("only %d of %d discoveries were partial", partial, len(specs))
 	}
+}
+
+// TestInterruptedIBSimCachesLoad: discoveries through ibsim that stop in
+// the middle (ibsim killed, the context cancelled, SMPs dropped at
+// random by ibsim) leave a fabric whose cache loads in ibnetdiscover 44
+// and prints there what our --load-cache prints.
+func TestInterruptedIBSimCachesLoad(t *testing.T) {
+	ibsimtest.Require(t)
+	net := generated(t, "fattree:levels=2,radix=16")
+	lossy := ibsimtest.WriteNetFile(t, mustRead(t, net)+"\ndo Error \"L1\" 40\ndo Error \"S3\" 40\n")
+	dir := t.TempDir()
+	loader := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	for _, c := range []struct {
+		name   string
+		file   string
+		stopAt int64
+		kill   bool
+	}{
+		{"ibsim killed", net, 120, true},
+		{"ibsim killed early", net, 5, true},
+		{"cancelled", net, 200, false},
+		{"lossy", lossy, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sim := ibsimtest.Start(t, c.file, ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cl, err := ibsim.Dial(ctx, ibsim.Config{SockName: sim.SockName, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			var sent atomic.Int64
+			cfg := discover.Config{MaxHops: -1, Timeout: 200 * time.Millisecond, Retries: -1, Sent: func() {
+				if sent.Add(1) != c.stopAt {
+					return
+				}
+				if c.kill {
+					syscall.Kill(sim.PID(), syscall.SIGKILL)
+				} else {
+					cancel()
+				}
+			}}
+			res, err := discover.Discover(ctx, cl, cfg)
+			if err != nil {
+				t.Fatalf("discover: %v", err)
+			}
+			if !res.Partial() {
+				t.Fatalf("discovery complete (%d nodes): the case tests nothing", len(res.Fabric.Nodes))
+			}
+			b, err := ibndcache.Marshal(res.Fabric)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".cache")
+			if err := os.WriteFile(cache, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			compareLoaded(t, loader, "", cache)
+		})
+	}
+}
+
+func mustRead(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -395,16 +395,10 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 		} else if IsStop(err) {
 			return err
 		}
-		// As libibnetdisc, the external ports are read only once port 0
-		// answered: without it a switch keeps only the ports it was
-		// reached through.
-		if err := e.readPort(ctx, n, 0, n.Path); err != nil {
-			if IsStop(err) {
-				return err
-			}
-			return nil
-		}
-		for p := 1; p <= n.NumPorts(); p++ {
+		// (libibnetdisc asks for the external ports only once port 0
+		// answered; they are read anyway, so that one lost SMP does not
+		// lose the switch's links.)
+		for p := 0; p <= n.NumPorts(); p++ {
 			if err := e.readPort(ctx, n, uint8(p), n.Path); IsStop(err) {
 				return err
 			}

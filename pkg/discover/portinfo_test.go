@@ -9,8 +9,7 @@ import (
 
 // TestFailedPortInfoLeavesNoPort: as in libibnetdisc, a port exists only
 // once its PortInfo answered, or as a shell (no PortInfo) when a NodeInfo
-// answered through it; a switch whose port 0 PortInfo fails is not asked
-// for its other ports.
+// answered through it.
 func TestFailedPortInfoLeavesNoPort(t *testing.T) {
 	for _, id := range []string{"S0", "L2", "H3"} {
 		t.Run(id, func(t *testing.T) {

@@ -52,6 +52,7 @@ func partialCaches(t testing.TB) [][]byte {
 		`fattree:levels=2,radix=8;Error "S1" 100 21`,
 		`fattree:levels=2,radix=8;Error "H3" 100 21;Error "L0" 100 16`,
 		`fattree:levels=2,radix=8;Inconsistent "L3" portguid 2`,
+		"fattree:levels=2,radix=8" + dupGUID(t, "fattree:levels=2,radix=8", "L0", "S1"),
 	} {
 		tr := attach(t, spec, 3)
 		res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Timeout: 20 * time.Millisecond, Retries: -1})

@@ -6,12 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/netfile"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -193,6 +195,9 @@ func TestPartialCachesLoad(t *testing.T) {
 		{name: "inconsistent numports", spec: tree + `;Inconsistent "L3" numports 2`},
 		{name: "inconsistent portguid", spec: tree + `;Inconsistent "L3" portguid 2`},
 		{name: "inconsistent type", spec: tree + `;Inconsistent "L3" type 3`},
+		{name: "duplicate switch GUID", spec: tree + dupGUID(t, tree, "S3", "S0")},
+		{name: "duplicate leaf/spine GUID", spec: tree + dupGUID(t, tree, "L0", "S1")},
+		{name: "duplicate CA GUID", spec: tree + dupGUID(t, tree, "H12", "H3")},
 		{name: "cancelled", spec: tree, cancelAt: 40, partial: true},
 		{name: "cancelled early", spec: tree, cancelAt: 3, partial: true},
 		{name: "ibsim dies", spec: tree, dieAt: 50, partial: true},
@@ -227,6 +232,20 @@ func TestPartialCachesLoad(t *testing.T) {
 			checkRoundTrip(t, res.Fabric)
 		})
 	}
+}
+
+// dupGUID is the command giving node b the GUID of node a.
+func dupGUID(t testing.TB, spec, b, a string) string {
+	t.Helper()
+	nf, err := netfile.Generate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, ok := nf.Lookup(a)
+	if !ok {
+		t.Fatalf("no node %s", a)
+	}
+	return fmt.Sprintf(";Guid %q %#x", b, nf.Nodes[i].GUID)
 }
 
 // A port whose PortInfo failed after a NodeInfo answered through it is a
@@ -318,5 +337,71 @@ func TestIncompleteCacheTolerated(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// testdata/incomplete/portinfo-swB.v44.cache was written by ibnetdiscover
+// 44.0 (-o 1 --cache) on ibsim 0.10 serving testdata/fabrics/dualhomed.net
+// plus `do Error "swB" 100 21` (every PortInfo to swB dropped), attached
+// at "dual". It references swB's port 2, which it never stored (a shell
+// reached by NodeInfo), so ibnetdiscover 44 cannot load it. We load it
+// with the reference skipped, and write a cache ibnetdiscover 44 accepts.
+func TestLoadV44IncompleteCache(t *testing.T) {
+	b, err := os.ReadFile("testdata/incomplete/portinfo-swB.v44.cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkV44(b); err == nil {
+		t.Fatal("the v44 cache passes the v44 rules: it tests nothing")
+	}
+	f, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swA, swB := f.NodeByGUID(0x200000), f.NodeByGUID(0x200001)
+	if swA == nil || swB == nil || len(f.Nodes) != 4 {
+		t.Fatalf("nodes: %v", f.Nodes)
+	}
+	if p := swB.Port(2); p != nil {
+		t.Errorf("swB port 2 (no record) loaded: %v", p)
+	}
+	if p := swA.Port(2); p == nil || p.Remote != nil {
+		t.Errorf("swA port 2: %v, want a port without remote", p)
+	}
+	checkRoundTrip(t, f)
+}
+
+// Two nodes holding a port with the same GUID and number (a duplicated
+// GUID, a node whose NodeInfo changed): the loaders find ports by that
+// key, so only the first node's port is written, and links to the other
+// are left out.
+func TestDuplicatePortKeyWrittenOnce(t *testing.T) {
+	f, err := Unmarshal(readCaches(t)["2sw2path4hca.osm.cache"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cas []*model.PhysPort
+	for _, n := range f.Nodes {
+		if !n.IsSwitch() {
+			cas = append(cas, n.Port(1))
+		}
+	}
+	first, twin := cas[0], cas[1]
+	twin.GUID = first.GUID
+	b := checkRoundTrip(t, f)
+	g, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := g.NodeByGUID(first.Node.GUID()).Port(1); p == nil {
+		t.Error("first port lost")
+	}
+	if p := g.NodeByGUID(twin.Node.GUID()).Port(1); p != nil {
+		t.Errorf("twin port written: %v", p)
+	}
+	if r := twin.Remote; r != nil {
+		if p := g.NodeByGUID(r.Node.GUID()).Port(int(r.Num)); p == nil || p.Remote != nil {
+			t.Errorf("twin's peer %v: want it without remote", p)
+		}
 	}
 }

@@ -202,7 +202,9 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 	}
 	ref, err := umad.Select(fs, s.CA, s.Port)
 	if err != nil {
-		if errors.Is(err, transport.ErrNoDevice) && s.CA == "" && s.Port == 0 {
+		// Nothing at all: say how to work without hardware. Devices that
+		// cannot be used: umad says why, device by device.
+		if errors.Is(err, umad.ErrNoInfiniBand) && s.CA == "" && s.Port == 0 {
 			return nil, ErrNoTransport
 		}
 		return nil, err

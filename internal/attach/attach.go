@@ -237,6 +237,9 @@ func openSim(s Settings) (*Fabric, error) {
 	} else {
 		nf, err = netfile.ParseFileOptions(s.Sim, netfile.ParseOptions{MaxNodes: s.MaxNodes})
 	}
+	if err == nil && len(nf.Nodes) == 0 {
+		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: "no node in the file (not a net or topology file?)"}
+	}
 	var f *sim.Fabric
 	if err == nil {
 		f, err = sim.New(nf, nil)

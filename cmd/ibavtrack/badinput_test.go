@@ -24,6 +24,7 @@ func TestBadInput(t *testing.T) {
 	mix := "testdata/pathmix.net"
 	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
 	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
+	zeroInc := write("zeroinc.net", "include \"/dev/zero\"\n")
 	// watch must stop after one sweep should a bad input slip through.
 	once := []string{"--count", "1", "--interval", "1ms"}
 
@@ -51,6 +52,11 @@ func TestBadInput(t *testing.T) {
 		{"max nodes", []string{"links", "--sim", mix, "--max-nodes", "-1"}, "--max-nodes -1", "must be positive"},
 		{"port number", []string{"links", "-P", "-1"}, "-P/--Port -1", "must be 1..254"},
 		{"two transports", []string{"links", "--sim", mix, "--ibsim"}, "--ibsim and --sim", "choose one"},
+		// inputs beyond their size limits
+		{"sim /dev/zero", []string{"links", "--sim", "/dev/zero"}, "--sim /dev/zero", "more than 64 MiB"},
+		{"include /dev/zero", []string{"path", "--sim", zeroInc, "1", "2"}, "zeroinc.net:1", `"/dev/zero": more than 64 MiB`},
+		{"net file beyond --max-nodes", []string{"links", "--sim", "../../testdata/fabrics/fattree3.net", "--max-nodes", "10"}, "fattree3.net:", "more than 10 nodes"},
+		{"16M-host generator", append([]string{"watch", "--sim", "fattree:levels=3,radix=254,hosts=253,leaves=253", "H0"}, once...), "--sim", "has 16322803 nodes, more than the limit of 1048576"},
 		// ports that are not in the fabric
 		{"path unknown LID", []string{"path", "--sim", mix, "hA", "99"}, "DST 99", "not in the fabric"},
 		{"path unknown GUID", []string{"path", "--sim", mix, "0x00000000deadbeef", "hB"}, "SRC 0x00000000deadbeef", "not in the fabric"},
@@ -84,5 +90,5 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// Nothing was written beside the inputs.
-	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo")
+	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "zeroinc.net")
 }

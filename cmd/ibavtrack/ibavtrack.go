@@ -28,7 +28,9 @@ const examples = `EXAMPLES:
 EXIT STATUS:
    0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part
    of the fabric did not answer); 4 links --check found a mismatch, or path
-   found no route; 130 interrupted.`
+   found no route; 5 nothing to check (no LIDs or forwarding tables: no SM
+   has run); 6 with --strict, the fabric answered inconsistently; 130
+   interrupted; 141 stdout closed by its reader.`
 
 // openFabric opens the transport; tests replace it to keep a handle on
 // the embedded simulator.

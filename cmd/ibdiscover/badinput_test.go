@@ -28,6 +28,7 @@ func TestBadInput(t *testing.T) {
 	junkCache := write("junk.cache", "garbage\x00\x01\x02")
 	shortCache := write("short.cache", "\x2b\x83\xe7\x8f\x01\x00\x00\x00\x05\x00")
 	out := filepath.Join(dir, "out", "topo.txt")
+	zeroInc := write("zeroinc.net", "include \"/dev/zero\"\n")
 	long := "0" + strings.Repeat(",1", 64)
 
 	tests := []struct {
@@ -58,6 +59,17 @@ func TestBadInput(t *testing.T) {
 		{"net file as cache", []string{"--load-cache", demo}, "demo.net", "not an ibnetdiscover cache"},
 		{"diff cache", []string{"--sim", demo, "--diff", junkCache}, "junk.cache", "not an ibnetdiscover cache"},
 		{"unwritable output", []string{"--sim", demo, out}, out, "no such file"},
+		// inputs beyond their size limits
+		{"sim /dev/zero", []string{"--sim", "/dev/zero"}, "--sim /dev/zero", "more than 64 MiB (the limit for a net file and its includes)"},
+		{"include /dev/zero", []string{"--sim", zeroInc}, "zeroinc.net:1", `can't open net configuration file "/dev/zero": more than 64 MiB`},
+		{"sim directory", []string{"--sim", dir}, "--sim " + dir, "is a directory"},
+		{"sim /dev/null", []string{"--sim", "/dev/null"}, "--sim /dev/null", "no node in the file"},
+		{"sim binary file", []string{"--sim", "/bin/true"}, "--sim /bin/true", "no node in the file"},
+		{"net file beyond --max-nodes", []string{"--sim", "../../testdata/fabrics/fattree3.net", "--max-nodes", "10"}, "fattree3.net:", "more than 10 nodes (the node limit); --max-nodes raises the limit"},
+		{"generator beyond --max-nodes", []string{"--sim", "fattree:levels=2,radix=16", "--max-nodes", "100"}, "--sim", `"fattree:levels=2,radix=16" has 152 nodes, more than the limit of 100`},
+		{"16M-host generator", []string{"--sim", "fattree:levels=3,radix=254,hosts=253,leaves=253"}, "--sim", "has 16322803 nodes, more than the limit of 1048576"},
+		{"name map /dev/zero", []string{"--sim", demo, "--node-name-map", "/dev/zero"}, "/dev/zero", "larger than 32 MiB, the limit for a node name map"},
+		{"name map directory", []string{"--sim", demo, "--node-name-map", dir}, "--node-name-map: " + dir, "is a directory"},
 		{"output is a directory", []string{"--sim", demo, dir}, dir, "is a directory"},
 		{"unwritable cache", []string{"--sim", demo, "--cache", out}, out, "no such file"},
 		{"diffcheck key", []string{"--sim", demo, "--diffcheck", "sw,bogus"}, "--diffcheck", "bogus"},
@@ -72,7 +84,7 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// Nothing half-written was left behind.
-	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map", "junk.cache", "short.cache")
+	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map", "junk.cache", "short.cache", "zeroinc.net")
 }
 
 // TestNoDevice: with no transport flag and no InfiniBand device, one line

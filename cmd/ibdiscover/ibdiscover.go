@@ -43,8 +43,10 @@ const examples = `EXAMPLES:
                                                    draw the fabric with Graphviz
 
 EXIT STATUS:
-   0 complete; 1 fatal error; 2 bad arguments or input; 3 partial result
-   (SMPs failed or the fabric answered inconsistently); 130 interrupted.`
+   0 complete (inconsistencies are warnings on stderr); 1 fatal error; 2 bad
+   arguments or input; 3 partial result (something is missing; the files
+   written are named); 6 with --strict, the fabric answered inconsistently;
+   130 interrupted (no output file replaced); 141 stdout closed by its reader.`
 
 // newApp builds the command; stdout and stderr are where it writes.
 func newApp(stdout, stderr io.Writer) *cli.App {

@@ -156,7 +156,7 @@ func summary(res *discover.Result, loadedFrom string) fabricjson.Summary {
 		s.Errors = append(s.Errors, fabricjson.SMPError{Path: e.Path, Attr: e.Attr, Mod: e.Mod, Err: msg})
 	}
 	for _, p := range res.Problems {
-		s.Problems = append(s.Problems, fabricjson.Problem{Kind: p.Kind, Msg: p.Msg, Paths: p.Paths})
+		s.Problems = append(s.Problems, fabricjson.Problem{Kind: p.Kind, Msg: p.Msg, Paths: p.Paths, Incomplete: p.Incomplete()})
 	}
 	if res.Err != nil {
 		s.Fatal = res.Err.Error()

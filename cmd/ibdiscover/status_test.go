@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
 
 const fabrics = "../../testdata/fabrics/"
@@ -55,6 +57,45 @@ func TestStatusRules(t *testing.T) {
 	for _, f := range []string{topo, cache} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("partial run did not write %s: %v", f, err)
+		}
+	}
+}
+
+// TestOverlappingLIDsIBSim: on a complete discovery of a fabric with
+// overlapping LIDs (ibsim's Baselid gives two hosts LID 4), ibnetdiscover
+// 44 exits 0; so does ibdiscover, with the same topology and a warning,
+// and --strict makes it exit 6. Never 3: nothing is missing.
+func TestOverlappingLIDsIBSim(t *testing.T) {
+	ibsimtest.Require(t)
+	loop, err := os.ReadFile(fabrics + "loop.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := ibsimtest.WriteNetFile(t, string(loop)+"\ndo Baselid \"sw1\"[0] 1\ndo Baselid \"h1\"[1] 4\ndo Baselid \"h2\"[1] 4\n")
+	s := ibsimtest.Start(t, net)
+	theirs, terr, tcode := s.RunTool(t, "", "ibnetdiscover")
+	if tcode != 0 {
+		t.Fatalf("ibnetdiscover exit %d: %s", tcode, terr)
+	}
+	if !strings.Contains(string(theirs), "lid 4") {
+		t.Fatalf("the Baselid commands did not take:\n%s", theirs)
+	}
+	for _, strict := range []bool{false, true} {
+		args := []string{"--ibsim", "--ibsim-sockname", s.SockName}
+		want := exitcode.OK
+		if strict {
+			args = append(args, "--strict")
+			want = exitcode.Inconsistent
+		}
+		ours, stderr, code := runOurs(t, args...)
+		if code != want {
+			t.Errorf("strict %v: exit %d, want %d\n%s", strict, code, want, stderr)
+		}
+		if o, th := stripDate(ours), stripDate(theirs); o != th {
+			t.Errorf("strict %v: stdout differs from ibnetdiscover's:\n%s", strict, golden.LineDiff(th, o))
+		}
+		if !strings.HasPrefix(string(stderr), "ibdiscover: warning: contradiction: LID 4 of port ") {
+			t.Errorf("strict %v: stderr %q", strict, stderr)
 		}
 	}
 }

@@ -26,6 +26,7 @@ func TestBadInput(t *testing.T) {
 	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
 	badMap := write("bad.map", "0x1 good\n0xZZ bad\n")
 	out := filepath.Join(dir, "out", "lid-matrix.dump")
+	zeroInc := write("zeroinc.net", "include \"/dev/zero\"\n")
 
 	tests := []struct {
 		name  string
@@ -62,6 +63,14 @@ func TestBadInput(t *testing.T) {
 		{"LFT of a CA", []string{"--sim", loop, "--lft", "h3"}, "--lft h3", "is not a switch"},
 		{"unknown trace source", []string{"--sim", loop, "--trace", "nosuch", "h1"}, "--trace nosuch", "not in the fabric"},
 		{"unknown trace LID", []string{"--sim", loop, "--trace", "h1", "4000"}, "--trace 4000", "not in the fabric"},
+		// inputs beyond their size limits
+		{"sim /dev/zero", []string{"--sim", "/dev/zero"}, "--sim /dev/zero", "more than 64 MiB"},
+		{"include /dev/zero", []string{"--sim", zeroInc}, "zeroinc.net:1", `"/dev/zero": more than 64 MiB`},
+		{"net file beyond --max-nodes", []string{"--sim", fabrics + "fattree3.net", "--max-nodes", "10"}, "fattree3.net:", "more than 10 nodes"},
+		{"16M-host generator", []string{"--sim", "fattree:levels=3,radix=254,hosts=253,leaves=253"}, "--sim", "has 16322803 nodes, more than the limit of 1048576"},
+		{"name map /dev/zero", []string{"--sim", loop, "--node-name-map", "/dev/zero"}, "/dev/zero", "larger than 32 MiB"},
+		{"name map directory", []string{"--sim", loop, "--node-name-map", dir}, dir, "is a directory"},
+		{"output cannot be replaced", []string{"--sim", loop, "--output", "/proc/version"}, "/proc/version", "cannot be replaced: no temporary file can be created beside it in /proc"},
 		// files
 		{"name map", []string{"--sim", loop, "--node-name-map", badMap}, "bad.map", "line 2"},
 		{"missing name map", []string{"--sim", loop, "--node-name-map", filepath.Join(dir, "none.map")}, "none.map", "no such file"},
@@ -85,5 +94,5 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// Nothing half-written was left behind.
-	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map")
+	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map", "zeroinc.net")
 }

@@ -40,7 +40,10 @@ EXAMPLES:
 EXIT STATUS:
    0 done, nothing wrong; 1 fatal error; 2 bad arguments or input; 3 partial
    result (SMPs failed); 4 a problem was found (--check-routes findings, a
-   broken --trace route, no path between SRC and DST); 130 interrupted.`
+   broken --trace route, no path between SRC and DST); 5 nothing to check
+   (--check-routes before any SM ran: no LIDs or no forwarding tables); 6
+   with --strict, the fabric answered inconsistently; 130 interrupted (the
+   --output file is not replaced); 141 stdout closed by its reader.`
 
 // openFabric opens the transport; tests replace it to hand the tool a
 // simulator they changed.

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
@@ -90,4 +92,26 @@ func TestInconsistentStatus(t *testing.T) {
 func lastLine(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// TestNothingToCheckIBSim: through a real ibsim, --check-routes before
+// any SM ran checks nothing and says so (exit 5); after OpenSM routed the
+// fabric it is clean (exit 0).
+func TestNothingToCheckIBSim(t *testing.T) {
+	ibsimtest.Require(t)
+	net, err := filepath.Abs(fabrics + "loop.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, net)
+	args := []string{"--ibsim", "--ibsim-sockname", s.SockName, "--check-routes"}
+	out, stderr, code := runOurs(t, args...)
+	if code != exitcode.NothingChecked || lastLine(string(out)) != "Result: nothing to check: "+routing.NoLIDs {
+		t.Errorf("before OpenSM: exit %d\n%s%s", code, out, stderr)
+	}
+	s.RunOpenSM(t, "", t.TempDir())
+	out, stderr, code = runOurs(t, args...)
+	if code != exitcode.OK || lastLine(string(out)) != "Result: clean" {
+		t.Errorf("after OpenSM: exit %d\n%s%s", code, out, stderr)
+	}
 }

@@ -58,3 +58,19 @@ func TestOutputTargets(t *testing.T) {
 		t.Errorf("left in %s: %v", dir, left)
 	}
 }
+
+// TestPartialOutput: a partial run (exit 3) writes --output and says on
+// stderr that it holds a partial result.
+func TestPartialOutput(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.dump")
+	_, stderr, code := runOurs(t, "--sim", fabrics+"faults.net", "--retries", "0", "-t", "50", "--output", p)
+	if code != exitcode.Partial {
+		t.Fatalf("exit %d, want %d: %s", code, exitcode.Partial, stderr)
+	}
+	if !bytes.Contains(stderr, []byte("ibhops: "+p+" holds a partial result\n")) {
+		t.Errorf("stderr does not name the file:\n%s", stderr)
+	}
+	if b, err := os.ReadFile(p); err != nil || len(b) == 0 {
+		t.Errorf("partial output not written: %v", err)
+	}
+}

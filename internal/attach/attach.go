@@ -268,7 +268,9 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 	}
 	ref, err := umad.Select(fs, s.CA, s.Port)
 	if err != nil {
-		if errors.Is(err, transport.ErrNoDevice) && s.CA == "" && s.Port == 0 {
+		// Nothing at all: say how to work without hardware. Devices that
+		// cannot be used: umad says why, device by device.
+		if errors.Is(err, umad.ErrNoInfiniBand) && s.CA == "" && s.Port == 0 {
 			return nil, ErrNoTransport
 		}
 		return nil, err
@@ -309,20 +311,34 @@ func sysRoot() string {
 // openSim builds the embedded simulator from a file or a generator spec,
 // optionally runs its minimal SM, and attaches to it.
 func openSim(s Settings) (*Fabric, error) {
-	var f *sim.Fabric
+	// Inputs are bounded before anything is built: net files by
+	// netfile.DefaultMaxBytes (includes counted) and, like generated
+	// fabrics, by --max-nodes.
+	var nf *netfile.Fabric
 	var err error
 	if IsGeneratorSpec(s.Sim) {
-		f, err = sim.Generate(s.Sim, nil)
+		nf, err = netfile.GenerateLimit(s.Sim, s.MaxNodes)
 	} else {
-		f, err = sim.Load(s.Sim, nil)
+		nf, err = netfile.ParseFileOptions(s.Sim, netfile.ParseOptions{MaxNodes: s.MaxNodes})
+	}
+	if err == nil && len(nf.Nodes) == 0 {
+		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: "no node in the file (not a net or topology file?)"}
+	}
+	var f *sim.Fabric
+	if err == nil {
+		f, err = sim.New(nf, nil)
 	}
 	if err != nil {
+		hint := ""
+		if errors.Is(err, netfile.ErrTooManyNodes) {
+			hint = "; --max-nodes raises the limit"
+		}
 		var pe *netfile.ParseError
 		if errors.As(err, &pe) && pe.Line == 0 {
-			return nil, &UsageError{Input: "--sim " + pe.File, Msg: pe.Msg}
+			return nil, &UsageError{Input: "--sim " + pe.File, Msg: pe.Msg + hint}
 		}
 		// parse errors name file and line, generator errors the spec
-		return nil, &UsageError{Input: "--sim", Msg: err.Error()}
+		return nil, &UsageError{Input: "--sim", Msg: err.Error() + hint}
 	}
 	var warnings []string
 	if s.SimSM {

@@ -37,9 +37,11 @@ type File struct {
 	ctx     context.Context
 	path    string // the target as the user named it (used in errors)
 	real    string // the target after following symlinks
-	tmp     string // the temporary file; "" when writing in place
+	tmp     string // the temporary file, once made; "" when writing in place
 	f       *os.File
 	inPlace bool
+	replace bool        // the target exists and is replaced
+	old     fs.FileInfo // the target replaced
 	done    bool
 }
 
@@ -52,7 +54,10 @@ var (
 func Create(path string) (*File, error) { return CreateContext(context.Background(), path) }
 
 // CreateContext starts writing path. A regular target (new, existing or
-// behind symlinks) is not touched until Commit. A target that is not a
+// behind symlinks) is not touched until Commit: CreateContext checks that
+// it can be written and that a temporary file can be made beside it, and
+// the temporary file is made at the first write (so none exists while a
+// tool discovers its fabric). A target that is not a
 // regular file is checked now and opened for writing in place when the
 // first byte is written; a FIFO without a reader is waited for then, until
 // ctx is done.
@@ -92,27 +97,63 @@ func CreateContext(ctx context.Context, path string) (*File, error) {
 		}
 		w.Close()
 	}
-	dir := filepath.Dir(real)
-	perm := os.FileMode(0o666) // new file: the kernel applies the umask
-	if exists {
+	o.replace = exists
+	o.old = st
+	// Check now that a temporary file can be made beside the target, so
+	// a bad target fails before discovery; the one written is made at
+	// the first write, so none exists while the tool waits for a fabric.
+	f, tmp, err := o.createTemp()
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	os.Remove(tmp)
+	o.track()
+	return o, nil
+}
+
+// createTemp creates the temporary file beside the target: a new file
+// gets 0666 minus the umask (the kernel applies it), a replacement the
+// old file's mode and, where permitted, owner.
+func (o *File) createTemp() (*os.File, string, error) {
+	dir := filepath.Dir(o.real)
+	perm := os.FileMode(0o666)
+	if st, err := os.Stat(o.real); o.replace && err == nil {
+		o.old = st // its mode now, not when Create checked it
+	}
+	if o.replace {
 		perm = 0o600 // chmod'ed to the old file's mode below
 	}
-	f, tmp, err := createTemp(dir, filepath.Base(real), perm)
+	f, tmp, err := createTemp(dir, filepath.Base(o.real), perm)
 	if err != nil {
-		if exists {
-			return nil, fmt.Errorf("%s: cannot be replaced: no temporary file can be created beside it in %s: %w", path, dir, unwrapPath(err))
+		if o.replace {
+			return nil, "", fmt.Errorf("%s: cannot be replaced: no temporary file can be created beside it in %s: %w", o.path, dir, unwrapPath(err))
 		}
-		return nil, fmt.Errorf("%s: cannot create: %w", path, unwrapPath(err))
+		return nil, "", fmt.Errorf("%s: cannot create: %w", o.path, unwrapPath(err))
 	}
+	if o.replace {
+		if err := keepMode(f, o.old); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return nil, "", fmt.Errorf("%s: cannot keep its mode %v: %w", o.path, o.old.Mode().Perm(), unwrapPath(err))
+		}
+	}
+	return f, tmp, nil
+}
+
+// open makes the temporary file (or opens a target written in place).
+func (o *File) open() error {
+	if o.inPlace {
+		return o.openInPlace(false)
+	}
+	f, tmp, err := o.createTemp()
+	if err != nil {
+		return err
+	}
+	pendingMu.Lock()
 	o.f, o.tmp = f, tmp
-	o.track()
-	if exists {
-		if err := keepMode(f, st); err != nil {
-			o.Abort()
-			return nil, fmt.Errorf("%s: cannot keep its mode %v: %w", path, st.Mode().Perm(), unwrapPath(err))
-		}
-	}
-	return o, nil
+	pendingMu.Unlock()
+	return nil
 }
 
 // Name returns the target's name as given to Create.
@@ -128,7 +169,7 @@ func (o *File) Write(b []byte) (int, error) {
 		return 0, fmt.Errorf("%s: write after Commit or Abort", o.path)
 	}
 	if o.f == nil {
-		if err := o.openInPlace(false); err != nil {
+		if err := o.open(); err != nil {
 			return 0, err
 		}
 	}
@@ -162,6 +203,12 @@ func (o *File) Commit() error {
 			return fmt.Errorf("%s: %w", o.path, unwrapPath(err))
 		}
 		return nil
+	}
+	if o.f == nil { // nothing was written: an empty file
+		if err := o.open(); err != nil {
+			o.finish()
+			return err
+		}
 	}
 	if err := o.f.Sync(); err != nil {
 		o.Abort()

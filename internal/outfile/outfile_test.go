@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,10 +196,13 @@ func TestLongNames(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d characters: %v", n, err)
 		}
-		if l := len(filepath.Base(o.tmp)); l > MaxNameLen {
-			t.Errorf("%d characters: temporary name is %d bytes", n, l)
+		if m := leftovers(t, dir); len(m) != 0 {
+			t.Errorf("a temporary file exists before the first write: %v", m)
 		}
 		io.WriteString(o, "x")
+		if l := len(filepath.Base(o.tmp)); l > MaxNameLen || o.tmp == "" {
+			t.Errorf("%d characters: temporary name %q is %d bytes", n, filepath.Base(o.tmp), l)
+		}
 		if err := o.Commit(); err != nil {
 			t.Fatalf("%d characters: %v", n, err)
 		}
@@ -355,11 +359,14 @@ func TestAbort(t *testing.T) {
 	}
 	// AbortAll: what a signal path runs.
 	a, _ := Create(filepath.Join(dir, "a"))
+	io.WriteString(a, "x")
 	b, _ := Create(p)
 	io.WriteString(b, "partial")
+	c, _ := Create(filepath.Join(dir, "c")) // nothing written: no temporary file yet
 	if n := AbortAll(); n != 2 {
 		t.Errorf("AbortAll removed %d files, want 2", n)
 	}
+	c.Abort()
 	if m := leftovers(t, dir); len(m) != 0 {
 		t.Errorf("left behind: %v", m)
 	}
@@ -368,7 +375,56 @@ func TestAbort(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "old" {
 		t.Errorf("target is %q after AbortAll", b)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
-		t.Errorf("a new target was created by an aborted file")
+	for _, n := range []string{"a", "c"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			t.Errorf("a new target %s was created by an aborted file", n)
+		}
+	}
+}
+
+// TestCommitEmpty: a file committed with nothing written is created
+// empty (ibdiscover -p leaves the topology file empty, as ibnetdiscover).
+func TestCommitEmpty(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "empty")
+	o, err := Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Size() != 0 {
+		t.Errorf("stat %v %v", st, err)
+	}
+}
+
+// TestAbortAllConcurrent: AbortAll, as a signal handler's goroutine calls
+// it, races with nothing (run with -race).
+func TestAbortAllConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			o, err := Create(filepath.Join(dir, "f"+strconv.Itoa(i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.WriteString(o, "x")
+			if i%2 == 0 {
+				o.Commit()
+			} else {
+				o.Abort()
+			}
+		}
+	}()
+	for range 50 {
+		AbortAll()
+	}
+	<-done
+	AbortAll()
+	if m := leftovers(t, dir); len(m) != 0 {
+		t.Errorf("left behind: %v", m)
 	}
 }

@@ -164,6 +164,10 @@ type Problem struct {
 	Kind  string
 	Msg   string
 	Paths []smp.DRPath
+	// Incomplete marks a problem that leaves part of the fabric
+	// undiscovered (the summary is then partial); the others are
+	// inconsistencies in a complete result.
+	Incomplete bool
 }
 
 // Options control the output.
@@ -207,7 +211,10 @@ func Build(f *model.Fabric, o Options) *Document {
 		sd.Source = "discovery"
 	}
 	sd.CacheFile = s.CacheFile
-	sd.Partial = len(s.Errors) > 0 || len(s.Problems) > 0 || s.Interrupted || s.Fatal != ""
+	sd.Partial = len(s.Errors) > 0 || s.Interrupted || s.Fatal != ""
+	for _, p := range s.Problems {
+		sd.Partial = sd.Partial || p.Incomplete
+	}
 	sd.Complete = !sd.Partial
 	sd.Interrupted = s.Interrupted
 	sd.SMPs, sd.Retries, sd.MaxHops, sd.Fatal = s.SMPs, s.Retries, s.MaxHops, s.Fatal

@@ -158,3 +158,30 @@ func BenchmarkWrite(b *testing.B) {
 		Write(&bytes.Buffer{}, f, Options{})
 	}
 }
+
+// TestCompleteAndPartial: a result is partial when something is missing
+// (failed SMPs, an incomplete problem, an interruption, a fatal error),
+// not when it is merely inconsistent.
+func TestCompleteAndPartial(t *testing.T) {
+	dup := Problem{Kind: "duplicate-guid", Msg: "twice"}
+	far := Problem{Kind: "path-too-long", Msg: "beyond 63 hops", Incomplete: true}
+	tests := []struct {
+		name    string
+		s       Summary
+		partial bool
+	}{
+		{"clean", Summary{}, false},
+		{"inconsistent", Summary{Problems: []Problem{dup}}, false},
+		{"incomplete problem", Summary{Problems: []Problem{dup, far}}, true},
+		{"SMP failed", Summary{Errors: []SMPError{{Err: "timeout"}}}, true},
+		{"interrupted", Summary{Interrupted: true}, true},
+		{"fatal", Summary{Fatal: "gone"}, true},
+	}
+	f := load(t, "mixed")
+	for _, tc := range tests {
+		d := Build(f, Options{Summary: tc.s})
+		if d.Summary.Partial != tc.partial || d.Summary.Complete == tc.partial {
+			t.Errorf("%s: partial %v complete %v, want partial %v", tc.name, d.Summary.Partial, d.Summary.Complete, tc.partial)
+		}
+	}
+}

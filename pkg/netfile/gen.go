@@ -39,9 +39,14 @@ var ErrSpec = errors.New("bad fabric spec")
 // The spec may end in console commands, each after a ';', which become
 // the fabric's Commands as "do" lines would: e.g.
 // "fattree:levels=3,radix=16;Latency hop=1us sma=20us vl15=1;Drop 10".
-func Generate(spec string) (*Fabric, error) {
+func Generate(spec string) (*Fabric, error) { return GenerateLimit(spec, 0) }
+
+// GenerateLimit is Generate refusing, before building anything, a fabric
+// of more than maxNodes nodes (an error wrapping ErrTooManyNodes); 0 sets
+// no limit.
+func GenerateLimit(spec string, maxNodes int) (*Fabric, error) {
 	spec, cmds, _ := strings.Cut(spec, ";")
-	f, err := generate(spec)
+	f, err := generate(spec, maxNodes)
 	if err != nil || cmds == "" {
 		return f, err
 	}
@@ -68,7 +73,7 @@ func Generate(spec string) (*Fabric, error) {
 	return f, nil
 }
 
-func generate(spec string) (*Fabric, error) {
+func generate(spec string, maxNodes int) (*Fabric, error) {
 	kind, args, ok := strings.Cut(spec, ":")
 	if !ok || kind != "fattree" {
 		return nil, fmt.Errorf("%w %q: want fattree:key=value,...", ErrSpec, spec)
@@ -109,6 +114,12 @@ func generate(spec string) (*Fabric, error) {
 	if up < 1 {
 		return bad("no room for %d links per uplink", K)
 	}
+	tooMany := func(n int) error {
+		if maxNodes > 0 && n > maxNodes {
+			return fmt.Errorf("%w: %q has %d nodes, more than the limit of %d", ErrTooManyNodes, spec, n, maxNodes)
+		}
+		return nil
+	}
 	b := newBuilder(v["caports"])
 	switch v["levels"] {
 	case 2:
@@ -118,6 +129,9 @@ func generate(spec string) (*Fabric, error) {
 		}
 		if L < 1 || L*K > R {
 			return bad("leaves*links must be 1..radix")
+		}
+		if err := tooMany(L*H + L + up); err != nil {
+			return nil, err
 		}
 		hosts := b.hosts(L * H)
 		leaves := b.switches("L", L, R)
@@ -148,6 +162,9 @@ func generate(spec string) (*Fabric, error) {
 			return bad("pods must be 1..radix")
 		}
 		A, U := up, R-L*K
+		if err := tooMany(P*L*H + P*L + P*A + A*U); err != nil {
+			return nil, err
+		}
 		hosts := b.hosts(P * L * H)
 		leaves := b.switches("L", P*L, R)
 		aggs := b.switches("A", P*A, R)

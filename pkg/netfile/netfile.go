@@ -145,7 +145,13 @@ type ParseError struct {
 	File string
 	Line int
 	Msg  string
+	// Err is the limit exceeded, if that is the error (ErrTooLarge,
+	// ErrTooManyNodes), else nil.
+	Err error
 }
+
+// Unwrap returns the limit exceeded, if any.
+func (e *ParseError) Unwrap() error { return e.Err }
 
 // Error formats e as "file:line: message".
 func (e *ParseError) Error() string {

@@ -3,6 +3,7 @@ package netfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -20,27 +21,29 @@ const maxLine = 255
 // so that a file including itself many times cannot blow up.
 const maxIncludes = 256
 
+// DefaultMaxBytes is the most a net file and its includes may hold in
+// all (64 MiB, several times the ibnetdiscover topology of a 64k-node
+// fabric), unless ParseOptions.MaxBytes says otherwise. A larger input,
+// such as /dev/zero, is a ParseError wrapping ErrTooLarge.
+const DefaultMaxBytes = 64 << 20
+
+// Errors wrapped by a ParseError when an input exceeds a limit.
+var (
+	ErrTooLarge     = errors.New("too large")
+	ErrTooManyNodes = errors.New("too many nodes")
+)
+
 // Parse parses a net file held in memory. name is used in errors; include
 // lines fail because there is nothing to include from.
 func Parse(name string, data []byte) (*Fabric, error) {
-	p := newParser(func(string) ([]byte, error) { return nil, fs.ErrNotExist }, path.Join)
+	p := newParser(func(string, int64) ([]byte, error) { return nil, fs.ErrNotExist }, path.Join)
 	return p.run(name, data)
 }
 
 // ParseFile parses the net file at path, following includes relative to
 // the including file.
 func ParseFile(name string) (*Fabric, error) {
-	p := newParser(os.ReadFile, filepath.Join)
-	p.dir = filepath.Dir
-	data, err := os.ReadFile(name)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &ParseError{File: name, Msg: err.Error()}
-	}
-	return p.run(name, data)
+	return ParseFileOptions(name, ParseOptions{})
 }
 
 // ParseOptions change what a parse accepts.
@@ -48,20 +51,22 @@ type ParseOptions struct {
 	// AllowDuplicateGUIDs lets two nodes have the same node GUID, as
 	// ibsim's -I does (by default that is an error, as in ibsim).
 	AllowDuplicateGUIDs bool
+	// MaxBytes bounds the bytes of the file and all its includes
+	// (0: DefaultMaxBytes).
+	MaxBytes int64
+	// MaxNodes, when positive, stops the parse at the node beyond it
+	// (a ParseError wrapping ErrTooManyNodes), before it is built.
+	MaxNodes int
 }
 
 // ParseFileOptions is ParseFile with options.
 func ParseFileOptions(name string, o ParseOptions) (*Fabric, error) {
-	p := newParser(os.ReadFile, filepath.Join)
+	p := newParser(readFile, filepath.Join)
 	p.dir = filepath.Dir
 	p.opt = o
-	data, err := os.ReadFile(name)
+	data, err := p.read(name)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &ParseError{File: name, Msg: err.Error()}
+		return nil, fileError(name, err)
 	}
 	return p.run(name, data)
 }
@@ -69,12 +74,84 @@ func ParseFileOptions(name string, o ParseOptions) (*Fabric, error) {
 // ParseFS parses the net file name in fsys, following includes relative
 // to the including file inside fsys.
 func ParseFS(fsys fs.FS, name string) (*Fabric, error) {
-	p := newParser(func(n string) ([]byte, error) { return fs.ReadFile(fsys, n) }, path.Join)
-	data, err := fs.ReadFile(fsys, name)
+	p := newParser(func(n string, limit int64) ([]byte, error) {
+		f, err := fsys.Open(n)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readLimited(f, limit)
+	}, path.Join)
+	data, err := p.read(name)
 	if err != nil {
-		return nil, &ParseError{File: name, Msg: err.Error()}
+		return nil, fileError(name, err)
 	}
 	return p.run(name, data)
+}
+
+// fileError is the ParseError of a file that cannot be read.
+func fileError(name string, err error) *ParseError {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	pErr := &ParseError{File: name, Msg: err.Error()}
+	if errors.Is(err, ErrTooLarge) {
+		pErr.Err = ErrTooLarge
+	}
+	return pErr
+}
+
+// readFile reads at most limit bytes of the file name (an error wrapping
+// ErrTooLarge when it holds more); a directory is an error.
+func readFile(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, errors.New("is a directory")
+	}
+	return readLimited(f, limit)
+}
+
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, ErrTooLarge
+	}
+	return data, nil
+}
+
+// tooLarge is the error of an input beyond the byte limit.
+type tooLarge struct{ limit int64 }
+
+func (e tooLarge) Error() string {
+	size := fmt.Sprintf("%d bytes", e.limit)
+	if e.limit >= 1<<20 && e.limit%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB", e.limit>>20)
+	}
+	return "more than " + size + " (the limit for a net file and its includes)"
+}
+
+func (tooLarge) Is(target error) bool { return target == ErrTooLarge }
+
+// read reads a file of the parse, counting it against MaxBytes.
+func (p *parser) read(name string) ([]byte, error) {
+	limit := p.opt.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	data, err := p.open(name, limit-p.bytes)
+	if errors.Is(err, ErrTooLarge) {
+		err = tooLarge{limit}
+	}
+	p.bytes += int64(len(data))
+	return data, err
 }
 
 // source reads one file the way ibsim's readline does.
@@ -136,7 +213,8 @@ type aliasTarget struct {
 type parser struct {
 	opt      ParseOptions
 	f        *Fabric
-	open     func(string) ([]byte, error)
+	open     func(name string, limit int64) ([]byte, error)
+	bytes    int64 // read so far, includes counted
 	join     func(...string) string
 	dir      func(string) string
 	includes int
@@ -156,7 +234,7 @@ type parser struct {
 	backIdx  map[ref]ref
 }
 
-func newParser(open func(string) ([]byte, error), join func(...string) string) *parser {
+func newParser(open func(string, int64) ([]byte, error), join func(...string) string) *parser {
 	p := &parser{
 		dir:     path.Dir,
 		f:       &Fabric{index: map[string]int32{}},
@@ -314,9 +392,17 @@ func (p *parser) include(s *source, line string) error {
 	if !strings.HasPrefix(name, "/") {
 		full = p.join(p.dir(s.name), name)
 	}
-	data, err := p.open(full)
+	data, err := p.read(full)
 	if err != nil {
-		return errAt(s, "can't open net configuration file %q: %v", name, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		e := errAt(s, "can't open net configuration file %q: %v", name, err)
+		if errors.Is(err, ErrTooLarge) {
+			e.Err = ErrTooLarge
+		}
+		return e
 	}
 	p.depth++
 	err = p.file(full, data)
@@ -414,6 +500,11 @@ func (p *parser) node(s *source, line string, t NodeType, kw int) error {
 		} else if strings.Contains(tail, "base port 0") {
 			n.EnhancedPort0 = -1
 		}
+	}
+	if p.opt.MaxNodes > 0 && len(p.f.Nodes) >= p.opt.MaxNodes {
+		e := errAt(s, "more than %d nodes (the node limit)", p.opt.MaxNodes)
+		e.Err = ErrTooManyNodes
+		return e
 	}
 	p.f.Nodes = append(p.f.Nodes, n)
 	p.f.index[id] = idx

@@ -90,13 +90,24 @@ type Warner interface {
 	Warning() string
 }
 
-// Parse reads a map from r. name is used in a ParseError.
+// MaxBytes is the largest map read (32 MiB, several times a map naming
+// every node of a 64k-node fabric): a larger input, such as /dev/zero, is
+// an OpenError wrapping ErrTooLarge.
+const MaxBytes = 32 << 20
+
+// ErrTooLarge is the error of a map larger than MaxBytes.
+var ErrTooLarge = fmt.Errorf("larger than %d MiB, the limit for a node name map", MaxBytes>>20)
+
+// Parse reads a map from r (at most MaxBytes). name is used in errors.
 func Parse(r io.Reader, name string) (*Map, error) {
 	m := &Map{names: make(map[uint64]string)}
-	br := bufio.NewReader(r)
-	num := 0
+	br := bufio.NewReader(io.LimitReader(r, MaxBytes+1))
+	num, total := 0, 0
 	for {
 		line, err := readChunk(br)
+		if total += len(line); total > MaxBytes {
+			return nil, &OpenError{File: name, Err: ErrTooLarge}
+		}
 		if len(line) == 0 && err != nil {
 			if err == io.EOF {
 				return m, nil
@@ -261,16 +272,12 @@ func Load(file string) (*Map, error) {
 		return nil, &OpenError{File: file, Err: unwrapPath(err)}
 	}
 	defer f.Close()
-	m, err := Parse(f, file)
-	if err != nil {
-		var oe *OpenError
-		if errors.As(err, &oe) && errors.Is(oe.Err, syscall.EISDIR) {
-			// fopen(dir) succeeds in C and fgets then fails: an empty map.
-			return &Map{}, nil
-		}
-		return nil, err
+	// A directory is an error like a missing map (in C, fopen(dir)
+	// succeeds and the map is silently empty).
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &OpenError{File: file, Err: syscall.EISDIR}
 	}
-	return m, nil
+	return Parse(f, file)
 }
 
 func unwrapPath(err error) error {

@@ -88,11 +88,38 @@ func TestWarnings(t *testing.T) {
 	if w.Warning() != want {
 		t.Errorf("warning %q, want %q", w.Warning(), want)
 	}
-	// A directory opens in C and reads nothing: empty map, no warning.
+	// A directory is an error like a missing map (C would read an empty
+	// map without a word).
 	m, err := Load(dir)
-	if err != nil || m.Len() != 0 {
+	if m != nil || !errors.As(err, &w) || w.Warning() != "WARNING failed to open node name map \""+dir+"\" (Is a directory)\n" {
 		t.Errorf("Load(dir) = %v, %v", m, err)
 	}
+}
+
+// TestSizeCap: a map larger than MaxBytes, /dev/zero included, is an
+// error naming the file, not an endless read.
+func TestSizeCap(t *testing.T) {
+	for _, file := range []string{"/dev/zero", bigMap(t)} {
+		m, err := Load(file)
+		if m != nil || !errors.Is(err, ErrTooLarge) || !strings.HasPrefix(err.Error(), file+": larger than 32 MiB") {
+			t.Errorf("Load(%s) = %v, %v", file, m, err)
+		}
+	}
+	// Exactly MaxBytes is fine.
+	m, err := Parse(strings.NewReader(strings.Repeat("#\n", MaxBytes/2)), "max")
+	if err != nil || m.Len() != 0 {
+		t.Errorf("a map of MaxBytes: %v", err)
+	}
+}
+
+func bigMap(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "big.map")
+	line := "0x0002c90300000001 \"" + strings.Repeat("x", 40) + "\"\n"
+	b := []byte(strings.Repeat(line, MaxBytes/len(line)+1))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestName(t *testing.T) {

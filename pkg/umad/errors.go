@@ -46,10 +46,18 @@ var (
 	ErrABIVersion error = &hintError{
 		"kernel user_mad ABI version is below 5, which is not supported: upgrade the kernel",
 		transport.ErrNoDevice}
-	// ErrPermission: the umad device may not be opened by this user.
+	// ErrNotInfiniBand: an RDMA device that is not InfiniBand (iWARP,
+	// usNIC): it has no subnet management.
+	ErrNotInfiniBand error = &hintError{
+		"not an InfiniBand device (iWARP or usNIC): no subnet management, no SMPs",
+		transport.ErrNoDevice}
+	// ErrPermission: the umad device may not be opened by this user. The
+	// hint gives access to a group, not to every local user: whoever may
+	// open umad devices may send SMPs (and Sets) to the whole fabric.
 	ErrPermission error = &hintError{
-		"no permission to open the umad device: run as root, or add a udev rule such as " +
-			`KERNEL=="umad*", MODE="0666" (or a group with access)`,
+		"no permission to open the umad device: run as root, or give a group of " +
+			`administrators access with a udev rule such as KERNEL=="umad*", GROUP="rdma", MODE="0660" ` +
+			"and add them to that group (MODE=\"0666\" would let every local user send SMPs)",
 		fs.ErrPermission}
 	// ErrClass: the MAD's management class has no registered agent.
 	ErrClass = errors.New("umad: management class not registered on this device (only SMP classes 0x01 and 0x81)")

@@ -1,6 +1,7 @@
 package umad
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -78,7 +79,24 @@ func bestPort(ca *CA, port int) (best *Port, rank, ethernet int) {
 //
 // On ErrPortNotActive the returned PortRef still names the port, so the
 // caller can report it.
+//
+// With neither ca nor port given, every failure is a *NoPortError that
+// gives the reason for each candidate device and port, one per line
+// (errors.Is still finds the sentinels: ErrPortNotActive, ErrEthernet,
+// ErrNoUmad, ErrABIVersion, ...). When the host has no RDMA device at all
+// the error wraps ErrNoInfiniBand alone.
 func Select(fs *FS, ca string, port int) (PortRef, error) {
+	ref, err := selectPort(fs, ca, port)
+	if err == nil || ca != "" || port > 0 || errors.Is(err, ErrNoInfiniBand) && !hasCandidates(fs) {
+		return ref, err
+	}
+	if np := noPort(fs, err); np != nil {
+		return ref, np
+	}
+	return ref, err
+}
+
+func selectPort(fs *FS, ca string, port int) (PortRef, error) {
 	cas, err := fs.CAs()
 	if err != nil {
 		return PortRef{}, err
@@ -196,4 +214,138 @@ func caList(cas []CA) string {
 		names[i] = cas[i].Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// Unusable is a device or port Select could not use, and why.
+type Unusable struct {
+	CA   string
+	Port int   // -1: the whole device
+	Err  error // the reason; it wraps one of the package's sentinel errors
+}
+
+func (u Unusable) String() string {
+	if u.Port < 0 {
+		return fmt.Sprintf("%s: %v", u.CA, u.Err)
+	}
+	return fmt.Sprintf("%s port %d: %v", u.CA, u.Port, u.Err)
+}
+
+// NoPortError is Select's error when no device was named and none could
+// be used: the reason for every candidate.
+type NoPortError struct {
+	Candidates []Unusable
+	// Global is a reason that rules out every port (the kernel's umad
+	// ABI), or nil.
+	Global error
+}
+
+// Error is a few lines: a heading, one line per candidate, and what to
+// do next.
+func (e *NoPortError) Error() string {
+	var b strings.Builder
+	b.WriteString("umad: no usable InfiniBand port")
+	if e.Global != nil {
+		fmt.Fprintf(&b, "\n  %v", e.Global)
+	}
+	for _, u := range e.Candidates {
+		b.WriteString("\n  ")
+		b.WriteString(u.String())
+	}
+	b.WriteString("\n  choose a port with -C/--Ca and -P/--Port, or work without hardware: --sim <net file> (embedded simulator) or --ibsim (a running ibsim)")
+	return b.String()
+}
+
+// Unwrap returns every reason, so errors.Is finds their sentinels.
+func (e *NoPortError) Unwrap() []error {
+	var errs []error
+	if e.Global != nil {
+		errs = append(errs, e.Global)
+	}
+	for _, u := range e.Candidates {
+		errs = append(errs, u.Err)
+	}
+	return errs
+}
+
+// reason is a short reason wrapping a sentinel (whose long hint is not
+// repeated on every line).
+type reason struct {
+	msg      string
+	sentinel error
+}
+
+func (r *reason) Error() string { return r.msg }
+func (r *reason) Unwrap() error { return r.sentinel }
+
+func because(sentinel error, format string, a ...any) error {
+	return &reason{fmt.Sprintf(format, a...), sentinel}
+}
+
+// hasCandidates reports whether fs lists any RDMA device.
+func hasCandidates(fs *FS) bool {
+	names, err := fs.CANames()
+	return err == nil && len(names) > 0
+}
+
+// noPort explains, device by device and port by port, why nothing could
+// be used; nil when sysfs cannot be read again (then err stands).
+func noPort(fs *FS, err error) *NoPortError {
+	cas, cerr := fs.CAs()
+	if cerr != nil || len(cas) == 0 {
+		return nil
+	}
+	devs, _ := fs.UmadDevices()
+	hasUmad := func(ca string, port int) bool {
+		for _, d := range devs {
+			if d.CA == ca && d.Port == port {
+				return true
+			}
+		}
+		return false
+	}
+	e := &NoPortError{}
+	if abi, aerr := fs.ABIVersion(); aerr == nil && abi < MinABIVersion {
+		e.Global = because(ErrABIVersion, "kernel user_mad ABI version %d is below %d, which is not supported: upgrade the kernel", abi, MinABIVersion)
+	} else if errors.Is(aerr, ErrNoUmad) {
+		e.Global = because(ErrNoUmad, "no umad devices (%s missing): load the ib_umad kernel module (modprobe ib_umad)", fs.umadDir())
+	}
+	for i := range cas {
+		c := &cas[i]
+		if c.NodeType >= NodeRNIC {
+			e.Candidates = append(e.Candidates, Unusable{c.Name, -1,
+				because(ErrNotInfiniBand, "a %s device (node type %d), not InfiniBand: no subnet management", c.NodeType, c.NodeType)})
+			continue
+		}
+		if len(c.Ports) == 0 {
+			e.Candidates = append(e.Candidates, Unusable{c.Name, -1, because(ErrNotFound, "no ports listed in sysfs")})
+		}
+		for j := range c.Ports {
+			p := &c.Ports[j]
+			if c.NodeType == NodeSwitch && p.Number != 0 {
+				continue
+			}
+			var why error
+			switch {
+			case !p.IsInfiniBand():
+				why = because(ErrEthernet, "link layer is %s (RoCE): no subnet management, no SMPs", p.LinkLayer)
+			case p.CapMask&capSMDisabled != 0:
+				why = because(ErrPortNotActive, "no SMI (IsSMDisabled in the capability mask): a GSI-only port")
+			case p.PhysState == PhysDisabled:
+				why = because(ErrPortNotActive, "port is Disabled (state %s): enable it, e.g. ibportstate enable", p.State)
+			case p.State < StateInit:
+				why = because(ErrPortNotActive, "port is %s (physical %s): no link; check the cable and the peer port", p.State, p.PhysState)
+			case e.Global == nil && !hasUmad(c.Name, p.Number):
+				why = because(ErrNoUmad, "no umad device: load the ib_umad kernel module (modprobe ib_umad)")
+			case e.Global == nil:
+				why = because(errors.Unwrap(err), "%v", err) // usable in sysfs: the original error says why not
+			default:
+				continue // the global reason covers it
+			}
+			e.Candidates = append(e.Candidates, Unusable{c.Name, p.Number, why})
+		}
+	}
+	if e.Global == nil && len(e.Candidates) == 0 {
+		return nil
+	}
+	return e
 }

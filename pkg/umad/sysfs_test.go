@@ -136,7 +136,21 @@ func TestSelect(t *testing.T) {
 		{name: "roce explicit", tree: "mixed", ca: "mlx5_0", port: 1, errs: []error{ErrEthernet}, msg: []string{"mlx5_0"}},
 		{name: "down port", tree: "down", wantCA: "mlx4_0", wantP: 1, wantDev: "/dev/infiniband/umad0",
 			errs: []error{ErrPortNotActive, transport.ErrNoDevice},
-			msg:  []string{"mlx4_0 port 1", "1: DOWN", "2: Polling", "not Active"}},
+			msg: []string{"umad: no usable InfiniBand port\n",
+				"\n  mlx4_0 port 1: port is DOWN (physical Polling): no link; check the cable and the peer port\n",
+				"\n  mlx4_0 port 2: port is Disabled (state DOWN)", "-C/--Ca", "--sim", "--ibsim"}},
+		{name: "down port explicit", tree: "down", ca: "mlx4_0", port: 1, wantCA: "mlx4_0", wantP: 1, wantDev: "/dev/infiniband/umad0",
+			errs: []error{ErrPortNotActive}, msg: []string{"mlx4_0 port 1 is 1: DOWN", "2: Polling", "not Active"}},
+		{name: "every reason", tree: "reasons", wantCA: "mlx5_2", wantP: 1,
+			errs: []error{ErrNoUmad, ErrEthernet, ErrPortNotActive, ErrNotInfiniBand, transport.ErrNoDevice},
+			msg: []string{
+				"umad: no usable InfiniBand port\n" +
+					"  mlx5_0 port 1: link layer is Ethernet (RoCE): no subnet management, no SMPs\n" +
+					"  mlx5_1 port 1: port is DOWN (physical Polling): no link; check the cable and the peer port\n" +
+					"  mlx5_1 port 2: no SMI (IsSMDisabled in the capability mask): a GSI-only port\n" +
+					"  mlx5_2 port 1: no umad device: load the ib_umad kernel module (modprobe ib_umad)\n" +
+					"  siw0: a RNIC device (node type 4), not InfiniBand: no subnet management\n" +
+					"  choose a port with -C/--Ca and -P/--Port, or work without hardware"}},
 		{name: "disabled port explicit", tree: "down", ca: "mlx4_0", port: 2,
 			errs: []error{ErrPortNotActive}, msg: []string{"mlx4_0 port 2 is 1: DOWN", "3: Disabled"}},
 		{name: "unknown CA", tree: "twocas", ca: "mlx5_7", errs: []error{ErrNotFound, transport.ErrNoDevice},
@@ -148,8 +162,12 @@ func TestSelect(t *testing.T) {
 			msg: []string{"only has port 0"}},
 		{name: "CA given, no devices", tree: "empty", ca: "mlx5_0", errs: []error{ErrNotFound}},
 		{name: "abi 4", tree: "abi4", wantCA: "mthca0", wantP: 1, wantDev: "/dev/infiniband/umad0",
+			errs: []error{ErrABIVersion, transport.ErrNoDevice}, msg: []string{"umad: no usable InfiniBand port\n  kernel user_mad ABI version 4 is below 5"}},
+		{name: "abi 4 explicit", tree: "abi4", ca: "mthca0", port: 1, wantCA: "mthca0", wantP: 1, wantDev: "/dev/infiniband/umad0",
 			errs: []error{ErrABIVersion, transport.ErrNoDevice}, msg: []string{"abi_version 4", "below 5"}},
 		{name: "no ib_umad", tree: "noumad", wantCA: "mlx5_0", wantP: 1,
+			errs: []error{ErrNoUmad, transport.ErrNoDevice}, msg: []string{"infiniband_mad missing", "modprobe ib_umad"}},
+		{name: "no ib_umad explicit", tree: "noumad", ca: "mlx5_0", wantCA: "mlx5_0", wantP: 1,
 			errs: []error{ErrNoUmad, transport.ErrNoDevice}, msg: []string{"mlx5_0 port 1", "modprobe ib_umad"}},
 	}
 	for _, tt := range tests {

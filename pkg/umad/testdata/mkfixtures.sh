@@ -42,7 +42,7 @@ umad() { # root K ca port
 	echo "5" >"$1/sys/class/infiniband_mad/abi_version"
 }
 
-rm -rf active roce switch down twocas mixed abi4 noumad empty
+rm -rf active roce switch down twocas mixed abi4 noumad empty reasons
 
 # One CA, port 1 Active.
 ca active mlx5_0 "1: CA" 0c42:a103:0067:a2b0 0c42:a103:0067:a2b0 "node1 HCA-1"
@@ -106,6 +106,27 @@ echo 4 >abi4/sys/class/infiniband_mad/abi_version
 ca noumad mlx5_0 "1: CA" 0c42:a103:0067:0001 0c42:a103:0067:0001 "node5 HCA-1"
 port noumad mlx5_0 1 0x7 0x1 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (4X EDR)" InfiniBand \
 	fe80:0000:0000:0000:0c42:a103:0067:0001 0x2651e84a
+
+# Nothing usable, each device for another reason: a RoCE CA, an IB CA
+# with a port down and an SMI-less port, an Active port without a umad
+# device, and an iWARP device (soft-iWARP).
+ca reasons mlx5_0 "1: CA" 0c42:a103:0000:1000 0c42:a103:0000:1000 "node6 mlx5_0"
+port reasons mlx5_0 1 0x0 0x0 "4: ACTIVE" "5: LinkUp" "100 Gb/sec (4X EDR)" Ethernet \
+	fe80:0000:0000:0000:0e42:a1ff:fe00:1000 0x00010000
+ca reasons mlx5_1 "1: CA" 0c42:a103:0000:2000 0c42:a103:0000:2000 "node6 HCA-2"
+port reasons mlx5_1 1 0x0 0x0 "1: DOWN" "2: Polling" "10 Gb/sec (4X)" InfiniBand \
+	fe80:0000:0000:0000:0c42:a103:0000:2001 0x2651e848
+port reasons mlx5_1 2 0x9 0x1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)" InfiniBand \
+	fe80:0000:0000:0000:0c42:a103:0000:2002 0x2651ec48
+ca reasons mlx5_2 "1: CA" 0c42:a103:0000:3000 0c42:a103:0000:3000 "node6 HCA-3"
+port reasons mlx5_2 1 0xa 0x1 "4: ACTIVE" "5: LinkUp" "200 Gb/sec (4X HDR)" InfiniBand \
+	fe80:0000:0000:0000:0c42:a103:0000:3001 0x2651e848
+ca reasons siw0 "4: RNIC" 5254:00ff:fe12:3456 5254:00ff:fe12:3456 "node6 siw0"
+port reasons siw0 1 0x0 0x0 "4: ACTIVE" "5: LinkUp" "10 Gb/sec (1X QDR)" Ethernet \
+	fe80:0000:0000:0000:5254:00ff:fe12:3456 0x00000000
+umad reasons 0 mlx5_0 1
+umad reasons 1 mlx5_1 1
+umad reasons 2 mlx5_1 2
 
 # No RDMA device at all.
 mkdir -p empty/sys/class

@@ -28,7 +28,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 		UsageText: "ibavtrack watch [--interval D] [--count N] [--hold N] [--src SRC] [--json] [fabric options] DST...\n" +
 			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port)",
 		Flags: append([]cli.Flag{
-			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps"},
+			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps (at least 1s)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
@@ -60,6 +60,14 @@ type watcher struct {
 	now     func() time.Time
 }
 
+// MinInterval is the shortest --interval: a sweep rediscovers the whole
+// fabric and reads every forwarding table, so shorter would only load
+// the fabric's management network (and the SM's) in a tight loop.
+const MinInterval = time.Second
+
+// minInterval is MinInterval; tests lower it to watch many sweeps fast.
+var minInterval = MinInterval
+
 func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() == 0 {
 		return cliapp.Usage("watch", "at least one DST is required")
@@ -68,6 +76,8 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	switch {
 	case interval <= 0:
 		return cliapp.Usage("--interval "+interval.String(), "must be positive")
+	case interval < minInterval:
+		return cliapp.Usage("--interval "+interval.String(), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
 	case count < 0:
 		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:

@@ -165,7 +165,7 @@ type endJSON struct {
 	LID         uint16 `json:"lid"`
 	MTUCap      int    `json:"mtu_cap"`
 	NeighborMTU int    `json:"neighbor_mtu"`
-	VLCap       uint8  `json:"vl_cap"`
+	VLCap       uint8  `json:"vl_cap_code"`
 	OpVLs       uint8  `json:"op_vls"`
 	LinkMTU     int    `json:"link_mtu"`
 	LinkOpVLs   uint8  `json:"link_op_vls"`
@@ -210,9 +210,10 @@ func endOf(p *model.PhysPort, mtu, vls model.LinkCalc) endJSON {
 
 func linksJSON(links []pathav.Link) any {
 	out := struct {
+		Schema   string     `json:"schema"`
 		Links    []linkJSON `json:"links"`
 		Mismatch int        `json:"mismatches"`
-	}{Links: make([]linkJSON, 0, len(links))}
+	}{Schema: "ibdiag.links/v1", Links: make([]linkJSON, 0, len(links))}
 	for i := range links {
 		l := &links[i]
 		j := linkJSON{

@@ -295,8 +295,9 @@ type retiredJSON struct {
 }
 
 type eventJSON struct {
+	Schema  string        `json:"schema"`
 	Time    string        `json:"time"`
-	Dst     string        `json:"dst"`
+	Target  string        `json:"target"` // the DST as given
 	Event   string        `json:"event"`
 	Error   string        `json:"error,omitempty"`
 	Changes []change      `json:"changes,omitempty"`
@@ -310,7 +311,7 @@ func (wt *watcher) print(t *target, kind, fail string, diff []change, retired []
 	now := wt.now().Format("2006-01-02T15:04:05.000Z07:00")
 	cur, _ := t.tr.GetCurrent(false)
 	if wt.json {
-		ev := eventJSON{Time: now, Dst: t.spec, Event: kind, Error: fail, Changes: diff, Retired: []retiredJSON{}}
+		ev := eventJSON{Schema: "ibdiag.av-event/v1", Time: now, Target: t.spec, Event: kind, Error: fail, Changes: diff, Retired: []retiredJSON{}}
 		if cur != nil {
 			j := avJSONOf(cur)
 			ev.AV, ev.Route = &j, t.routes[cur]

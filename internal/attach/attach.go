@@ -120,7 +120,6 @@ type Settings struct {
 // fabric, from the local port).
 func (s Settings) Config() discover.Config {
 	c := discover.Config{
-		MaxHops:      -1,
 		Outstanding:  s.Outstanding,
 		Timeout:      s.Timeout,
 		Retries:      s.Retries,

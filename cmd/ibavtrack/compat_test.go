@@ -160,7 +160,7 @@ func TestPathMatchesOpenSM(t *testing.T) {
 					}
 					mtu, rate := saPath(t, s, fb.saHost, a, b)
 					if doc.AV.MTU != mtu || doc.AV.Rate != rate {
-						t.Errorf("path %d→%d: ours mtu %d rate %d (%s Gb/s, set by %s), OpenSM mtu %d rate %d",
+						t.Errorf("path %d→%d: ours mtu %d rate %d (%g Gb/s, set by %s), OpenSM mtu %d rate %d",
 							a, b, doc.AV.MTU, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, mtu, rate)
 					}
 					pairs++

@@ -176,7 +176,7 @@ func TestPathEmbedded(t *testing.T) {
 	}
 	var roles []string
 	for _, p := range doc.Ports {
-		roles = append(roles, fmt.Sprintf("%s[%d]:%s:%s", p.Node, p.Port, p.Role, p.RateGbps))
+		roles = append(roles, fmt.Sprintf("%s[%d]:%s:%g", p.Node, p.Port, p.Role, p.RateGbps))
 	}
 	want := "[hA[1]:source:100 swA[1]:ingress:100 swA[2]:egress:40 swB[1]:ingress:40 swB[3]:egress:25 hB[1]:destination:25]"
 	if got := fmt.Sprint(roles); got != want {
@@ -307,8 +307,8 @@ func TestWatchJSONAndHoldZero(t *testing.T) {
 	if len(events) != 3 {
 		t.Fatalf("%d events:\n%s", len(events), stdout)
 	}
-	if events[0].Dst != "h2" || events[0].Event != "new" || events[0].AV.Rate != 2 ||
-		events[1].Dst != "3" || events[1].Event != "new" || events[1].AV.Hops != 0 ||
+	if events[0].Target != "h2" || events[0].Event != "new" || events[0].AV.Rate != 2 ||
+		events[1].Target != "3" || events[1].Event != "new" || events[1].AV.Hops != 0 ||
 		events[2].Event != "change" || events[2].AV.Rate != 3 || len(events[2].Retired) != 0 {
 		t.Errorf("events %+v", events)
 	}

@@ -185,7 +185,7 @@ type endJSON struct {
 	LID         uint16 `json:"lid"`
 	MTUCap      int    `json:"mtu_cap"`
 	NeighborMTU int    `json:"neighbor_mtu"`
-	VLCap       uint8  `json:"vl_cap"`
+	VLCap       uint8  `json:"vl_cap_code"`
 	OpVLs       uint8  `json:"op_vls"`
 	LinkMTU     int    `json:"link_mtu"`
 	LinkOpVLs   uint8  `json:"link_op_vls"`
@@ -232,11 +232,12 @@ func endOf(p *model.PhysPort, mtu, vls model.LinkCalc) endJSON {
 // had nothing to check (then "clean" is false).
 func linksJSON(links []pathav.Link, nothing string) any {
 	out := struct {
+		Schema   string     `json:"schema"`
 		Links    []linkJSON `json:"links"`
 		Mismatch int        `json:"mismatches"`
 		Clean    bool       `json:"clean"`
 		Reason   string     `json:"reason,omitempty"`
-	}{Links: make([]linkJSON, 0, len(links))}
+	}{Schema: "ibdiag.links/v1", Links: make([]linkJSON, 0, len(links))}
 	if nothing != "" {
 		out.Reason = "nothing to check: " + nothing
 	}

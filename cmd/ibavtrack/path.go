@@ -125,53 +125,75 @@ func writePath(w io.Writer, p *pathav.Path) error {
 }
 
 type pathPortJSON struct {
-	Hop      int    `json:"hop"`
-	Node     string `json:"node"`
-	NodeGUID string `json:"node_guid"`
-	Port     int    `json:"port"`
-	Role     string `json:"role"`
-	LID      uint16 `json:"lid"`
-	MTUCap   int    `json:"mtu_cap"`
-	Width    string `json:"width"`
-	Speed    string `json:"speed"`
-	Rate     uint8  `json:"rate"`
-	RateGbps string `json:"rate_gbps"`
-	SetsMTU  bool   `json:"sets_mtu"`
-	SetsRate bool   `json:"sets_rate"`
+	Hop      int     `json:"hop"`
+	Node     string  `json:"node"`
+	NodeGUID string  `json:"node_guid"`
+	Port     int     `json:"port"`
+	Role     string  `json:"role"`
+	LID      uint16  `json:"lid"`
+	MTUCap   int     `json:"mtu_cap"`
+	Width    string  `json:"width"`
+	Speed    string  `json:"speed"`
+	Rate     uint8   `json:"rate"`
+	RateGbps float64 `json:"rate_gbps"`
+	SetsMTU  bool    `json:"sets_mtu"`
+	SetsRate bool    `json:"sets_rate"`
 }
 
 type avJSON struct {
-	DLID      uint16 `json:"dlid"`
-	SLID      uint16 `json:"slid"`
-	SL        uint8  `json:"sl"`
-	MTU       uint8  `json:"mtu"`
-	MTUBytes  int    `json:"mtu_bytes"`
-	Rate      uint8  `json:"rate"`
-	RateGbps  string `json:"rate_gbps"`
-	Hops      uint8  `json:"hops"`
-	MTULimit  string `json:"mtu_limit"`
-	RateLimit string `json:"rate_limit"`
+	DLID      uint16  `json:"dlid"`
+	SLID      uint16  `json:"slid"`
+	SL        uint8   `json:"sl"`
+	MTU       uint8   `json:"mtu"`
+	MTUBytes  int     `json:"mtu_bytes"`
+	Rate      uint8   `json:"rate"`
+	RateGbps  float64 `json:"rate_gbps"`
+	Hops      uint8   `json:"hops"`
+	MTULimit  string  `json:"mtu_limit"`
+	RateLimit string  `json:"rate_limit"`
 }
 
 func avJSONOf(av *model.AV) avJSON {
 	return avJSON{DLID: av.DLID, SLID: av.SLID, SL: av.SL, MTU: av.MTU, MTUBytes: smp.MTUBytes(av.MTU),
-		Rate: av.Rate, RateGbps: pathav.GbpsText(av.Rate), Hops: av.HopCount,
+		Rate: av.Rate, RateGbps: smp.RateGbps(av.Rate), Hops: av.HopCount,
 		MTULimit: av.MTULimit, RateLimit: av.RateLimit}
+}
+
+// portRefJSON names a port as ibhops's JSON does (same fields, same
+// types): the node's type, name (its NodeDescription), GUIDs, the port
+// number (0 for a switch), base LID and LMC.
+type portRefJSON struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	NodeGUID string `json:"node_guid"`
+	PortGUID string `json:"port_guid"`
+	Port     int    `json:"port"`
+	LID      uint16 `json:"lid"`
+	LMC      uint8  `json:"lmc"`
+}
+
+func portRefOf(p *model.Port) portRefJSON {
+	return portRefJSON{
+		Type: smp.NodeTypeLower(p.Node.Type()), Name: p.Node.Description(),
+		NodeGUID: fmt.Sprintf("0x%016x", p.Node.GUID()), PortGUID: fmt.Sprintf("0x%016x", p.GUID),
+		Port: int(p.Phys.Num), LID: p.BaseLID(), LMC: p.LMC(),
+	}
 }
 
 func pathJSONOf(p *pathav.Path) any {
 	out := struct {
-		Src   string         `json:"src"`
-		Dst   string         `json:"dst"`
-		AV    avJSON         `json:"av"`
-		Ports []pathPortJSON `json:"ports"`
-	}{Src: fmt.Sprintf("0x%016x", p.Src.GUID), Dst: fmt.Sprintf("0x%016x", p.Dst.GUID), AV: avJSONOf(&p.AV)}
+		Schema string         `json:"schema"`
+		Src    portRefJSON    `json:"src"`
+		Dst    portRefJSON    `json:"dst"`
+		AV     avJSON         `json:"av"`
+		Ports  []pathPortJSON `json:"ports"`
+	}{Schema: "ibdiag.path/v1", Src: portRefOf(p.Src), Dst: portRefOf(p.Dst), AV: avJSONOf(&p.AV)}
 	for _, pp := range p.Ports {
 		out.Ports = append(out.Ports, pathPortJSON{
 			Hop: pp.Hop + 1, Node: pp.Port.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", pp.Port.Node.GUID()),
 			Port: int(pp.Port.Num), Role: pp.Role.String(), LID: pp.Port.BaseLID(),
 			MTUCap: smp.MTUBytes(pp.MTUCap), Width: smp.WidthToken(pp.Port.Info.LinkWidthActive),
-			Speed: pathav.ActiveSpeed(pp.Port).String(), Rate: pp.Rate, RateGbps: pathav.GbpsText(pp.Rate),
+			Speed: pathav.ActiveSpeed(pp.Port).String(), Rate: pp.Rate, RateGbps: smp.RateGbps(pp.Rate),
 			SetsMTU: pp.SetsMTU, SetsRate: pp.SetsRate,
 		})
 	}

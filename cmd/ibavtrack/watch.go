@@ -29,7 +29,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 		UsageText: "ibavtrack watch [--interval D] [--count N] [--hold N] [--src SRC] [--json] [fabric options] DST...\n" +
 			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port)",
 		Flags: append([]cli.Flag{
-			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps"},
+			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps (at least 1s)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
@@ -61,6 +61,14 @@ type watcher struct {
 	now     func() time.Time
 }
 
+// MinInterval is the shortest --interval: a sweep rediscovers the whole
+// fabric and reads every forwarding table, so shorter would only load
+// the fabric's management network (and the SM's) in a tight loop.
+const MinInterval = time.Second
+
+// minInterval is MinInterval; tests lower it to watch many sweeps fast.
+var minInterval = MinInterval
+
 func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() == 0 {
 		return cliapp.Usage("watch", "at least one DST is required")
@@ -69,6 +77,8 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	switch {
 	case interval <= 0:
 		return cliapp.Usage("--interval "+interval.String(), "must be positive")
+	case interval < minInterval:
+		return cliapp.Usage("--interval "+interval.String(), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
 	case count < 0:
 		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:
@@ -292,8 +302,9 @@ type retiredJSON struct {
 }
 
 type eventJSON struct {
+	Schema  string        `json:"schema"`
 	Time    string        `json:"time"`
-	Dst     string        `json:"dst"`
+	Target  string        `json:"target"` // the DST as given
 	Event   string        `json:"event"`
 	Error   string        `json:"error,omitempty"`
 	Changes []change      `json:"changes,omitempty"`
@@ -307,7 +318,7 @@ func (wt *watcher) print(t *target, kind, fail string, diff []change, retired []
 	now := wt.now().Format("2006-01-02T15:04:05.000Z07:00")
 	cur, _ := t.tr.GetCurrent(false)
 	if wt.json {
-		ev := eventJSON{Time: now, Dst: t.spec, Event: kind, Error: fail, Changes: diff, Retired: []retiredJSON{}}
+		ev := eventJSON{Schema: "ibdiag.av-event/v1", Time: now, Target: t.spec, Event: kind, Error: fail, Changes: diff, Retired: []retiredJSON{}}
 		if cur != nil {
 			j := avJSONOf(cur)
 			ev.AV, ev.Route = &j, t.routes[cur]

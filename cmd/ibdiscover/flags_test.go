@@ -175,3 +175,25 @@ ibdiscover: partial result printed: 7 SMPs failed, 0 ports not explored (0 retri
 		}
 	}
 }
+
+// TestEmptyFabricFile: a fabric file with no nodes is named with the
+// problem, not as a --sim-host the user never gave.
+func TestEmptyFabricFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, content, msg string }{
+		{"empty.net", "", "empty file: no nodes"},
+		{"comments.net", "# nothing\n\n  # here\n", "only comments and blank lines: no nodes"},
+		{"binary.net", "\x00\x01\xfe\xff garbage", "not a text file: no nodes (want an ibsim net file or an ibnetdiscover topology file)"},
+		{"text.net", "hello\nworld\n", "no node lines (Switch, Hca, Ca, Rt): not an ibsim net file or ibnetdiscover topology file"},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, stderr, code := runOurs(t, "--sim", p)
+		want := "ibdiscover: --sim " + p + ": " + tc.msg + "\n"
+		if code != exitcode.Usage || string(stderr) != want || len(out) != 0 {
+			t.Errorf("%s: exit %d, stderr %q, want %d and %q", tc.name, code, stderr, exitcode.Usage, want)
+		}
+	}
+}

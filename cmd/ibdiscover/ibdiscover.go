@@ -119,6 +119,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Usage("-hops "+strconv.Itoa(h), fmt.Sprintf("must be 0..%d", smp.MaxHops))
 		}
 		cfg.MaxHops = h
+		cfg.StartOnly = h == 0
 	}
 	output := c.Args().First()
 	sel, err := selectOutput(c)

@@ -168,7 +168,7 @@ func (t *tool) query(w io.Writer, a, b *model.Port) error {
 // --- --switch: one switch's table ---
 
 type jsonSwitch struct {
-	Schema       string     `json:"schema"` // "ibdiag.switch-hops/v1"
+	Schema       string     `json:"schema"` // "ibdiag.switch-hops/v2"
 	Switch       jsonPort   `json:"switch"`
 	NumPorts     int        `json:"num_ports"`
 	Ports        []jsonLink `json:"ports"`
@@ -183,10 +183,10 @@ type jsonLink struct {
 type jsonDest struct {
 	LID       uint16   `json:"lid"`
 	LastLID   uint16   `json:"last_lid"`
-	Port      jsonPort `json:"port"`
-	Hops      *int     `json:"hops"`       // least hops; null: no path
-	BestPorts []int    `json:"best_ports"` // ports with the least hops
-	PortHops  []int    `json:"port_hops"`  // index = port 0..N (0 = least); 255 = no path
+	Port      jsonPort `json:"destination"` // the port the LID belongs to
+	Hops      *int     `json:"hops"`        // least hops; null: no path
+	BestPorts []int    `json:"best_ports"`  // ports with the least hops
+	PortHops  []int    `json:"port_hops"`   // index = port 0..N (0 = least); 255 = no path
 }
 
 // portHops returns the hops from each port of sw (index 0 = least) to
@@ -236,7 +236,7 @@ func (t *tool) switchTable(w io.Writer, sw *model.Node) error {
 	if h.Matrix(sw) == nil {
 		t.note("switch %q has no LID: no hop table (run a subnet manager first)", t.name(sw))
 	}
-	js := jsonSwitch{Schema: "ibdiag.switch-hops/v1", Switch: t.nodePort(sw), NumPorts: sw.NumPorts(), Ports: []jsonLink{}, Destinations: []jsonDest{}}
+	js := jsonSwitch{Schema: "ibdiag.switch-hops/v2", Switch: t.nodePort(sw), NumPorts: sw.NumPorts(), Ports: []jsonLink{}, Destinations: []jsonDest{}}
 	var portRows [][]string
 	for p := 1; p <= sw.NumPorts(); p++ {
 		pp := sw.Port(p)

@@ -4,13 +4,16 @@
 package attach
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -121,7 +124,6 @@ type Settings struct {
 // fabric, from the local port).
 func (s Settings) Config() discover.Config {
 	c := discover.Config{
-		MaxHops:      -1,
 		Outstanding:  s.Outstanding,
 		Timeout:      s.Timeout,
 		Retries:      s.Retries,
@@ -322,7 +324,8 @@ func openSim(s Settings) (*Fabric, error) {
 		nf, err = netfile.ParseFileOptions(s.Sim, netfile.ParseOptions{MaxNodes: s.MaxNodes})
 	}
 	if err == nil && len(nf.Nodes) == 0 {
-		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: "no node in the file (not a net or topology file?)"}
+		// ibsim starts on such a file and serves nothing: say so here
+		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: emptyFabricMsg(s.Sim)}
 	}
 	var f *sim.Fabric
 	if err == nil {
@@ -340,13 +343,17 @@ func openSim(s Settings) (*Fabric, error) {
 		// parse errors name file and line, generator errors the spec
 		return nil, &UsageError{Input: "--sim", Msg: err.Error() + hint}
 	}
+	host := "--sim-host " + s.SimHost
+	if s.SimHost == "" {
+		host = "--sim " + s.Sim + ": the first node"
+	}
 	var warnings []string
 	if s.SimSM {
 		if err := f.RunSM(s.SimHost); err != nil {
 			// Out of LIDs is a warning: the SM did the rest, as OpenSM.
 			var le *sim.LIDSpaceError
 			if !errors.As(err, &le) {
-				return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
+				return nil, &UsageError{Input: host, Msg: err.Error()}
 			}
 			w := fmt.Sprintf("embedded SM: %d of %d ports left without a LID (unicast LIDs are 1..%d); they stay at LID 0, not Active",
 				le.Unassigned, le.Ports, sim.MaxUnicastLID)
@@ -358,7 +365,7 @@ func openSim(s Settings) (*Fabric, error) {
 	}
 	tr, err := f.Attach(s.SimHost)
 	if err != nil {
-		return nil, &UsageError{Input: "--sim-host " + s.SimHost, Msg: err.Error()}
+		return nil, &UsageError{Input: host, Msg: err.Error()}
 	}
 	return &Fabric{Transport: tr, Desc: "embedded simulator " + s.Sim, Sim: f, Warnings: warnings}, nil
 }
@@ -378,3 +385,27 @@ func IsGeneratorSpec(spec string) bool {
 // Kernel umad agents need nothing: the kernel drops them with the
 // descriptor.
 func Abort() { ibsim.Abort() }
+
+// emptyFabricMsg says why a fabric file gave no nodes.
+func emptyFabricMsg(path string) string {
+	var b []byte
+	fh, err := os.Open(path)
+	if err == nil {
+		b, err = io.ReadAll(io.LimitReader(fh, 1<<20)) // enough to tell
+		fh.Close()
+	}
+	switch {
+	case err != nil:
+		return "no nodes"
+	case len(b) == 0:
+		return "empty file: no nodes"
+	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b):
+		return "not a text file: no nodes (want an ibsim net file or an ibnetdiscover topology file)"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
+			return "no node lines (Switch, Hca, Ca, Rt): not an ibsim net file or ibnetdiscover topology file"
+		}
+	}
+	return "only comments and blank lines: no nodes"
+}

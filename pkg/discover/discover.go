@@ -52,8 +52,13 @@ type Config struct {
 	// the local port.
 	From smp.DRPath
 	// MaxHops limits discovery to nodes at most that many hops from the
-	// start node; a negative value means no limit.
+	// start node; zero or a negative value means no limit, so the zero
+	// Config discovers the whole fabric. StartOnly asks for a limit of 0.
 	MaxHops int
+	// StartOnly reads the start node alone (a hop limit of 0: its
+	// NodeInfo, PortInfo of its ports, and for a switch SwitchInfo); MaxHops
+	// is then ignored.
+	StartOnly bool
 	// Outstanding is the number of SMPs on the wire at once (default 16).
 	Outstanding int
 	// Timeout is the per-attempt SMP timeout (default 1 s). A first
@@ -281,6 +286,13 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	}
 	if cfg.MaxNodes <= 0 {
 		cfg.MaxNodes = DefaultMaxNodes
+	}
+	// the engine's hop limit: -1 for none
+	switch {
+	case cfg.StartOnly:
+		cfg.MaxHops = 0
+	case cfg.MaxHops <= 0:
+		cfg.MaxHops = -1
 	}
 	return &engine{
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,

@@ -59,7 +59,7 @@
 // wake about a millisecond late, so the last 2 ms of every wait are spent
 // yielding (runtime.Gosched) for microsecond precision: the model costs
 // CPU while SMPs are in flight.
-
+//
 // Differences from ibsim, all deliberate: PerfMgt (class 0x04) is not
 // simulated (no answer); requests that no handler takes are not forwarded
 // to other clients (there are none: no answer); ports out of range in

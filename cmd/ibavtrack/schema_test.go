@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/jsonschema"
+)
+
+var schemaFiles = map[string]string{
+	"ibdiag.links/v1":    "links.schema.json",
+	"ibdiag.path/v1":     "path.schema.json",
+	"ibdiag.av-event/v1": "av-event.schema.json",
+}
+
+// jsonDocs runs ibavtrack's JSON forms and returns every document
+// printed (watch prints one per line).
+func jsonDocs(t *testing.T) map[string][]byte {
+	t.Helper()
+	runs := [][]string{
+		{"links", "--sim", "testdata/pathmix.net"},
+		{"links", "--sim", "testdata/mismatch.net"},
+		{"links", "--sim", "../../testdata/fabrics/mixed.net"},
+		{"path", "--sim", "testdata/pathmix.net", "hA", "hB"},
+		{"path", "--sim", "../../testdata/fabrics/demo.net", "10", "15"},
+		{"watch", "--sim", "testdata/pathmix.net", "--count", "2", "--interval", "1ms", "hA", "hB"},
+	}
+	docs := map[string][]byte{}
+	for _, args := range runs {
+		out, stderr, code := runTool(t, append(args, "--json")...)
+		if code != 0 && code != 2 && code != 4 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if args[0] == "watch" {
+			for i, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+				if len(l) > 0 {
+					docs[strings.Join(args, " ")+" line "+string(rune('1'+i))] = l
+				}
+			}
+			continue
+		}
+		docs[strings.Join(args, " ")] = out
+	}
+	return docs
+}
+
+// TestJSONSchemas: every JSON document ibavtrack prints validates against
+// its schema in docs/.
+func TestJSONSchemas(t *testing.T) {
+	seen := map[string]bool{}
+	for name, doc := range jsonDocs(t) {
+		var head struct{ Schema string }
+		if err := json.Unmarshal(doc, &head); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		file, ok := schemaFiles[head.Schema]
+		if !ok {
+			t.Fatalf("%s: schema %q has no file in docs/", name, head.Schema)
+		}
+		seen[head.Schema] = true
+		s, err := jsonschema.Load(filepath.Join("../../docs", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ValidateJSON(doc); err != nil {
+			t.Errorf("%s does not validate against docs/%s: %v\n%s", name, file, err, doc)
+		}
+	}
+	for s := range schemaFiles {
+		if !seen[s] {
+			t.Errorf("no run printed %s", s)
+		}
+	}
+}
+
+// TestJSONFieldTypes: a field name has one JSON type in every document
+// of every tool (ibdiscover's fabric, ibhops's and ibavtrack's forms), so
+// jq filters mean the same everywhere: rate_gbps is a number, src and dst
+// port objects, port a number. Lists are the one exception: a count may
+// share its name with the list it counts (summary.links and links[]).
+func TestJSONFieldTypes(t *testing.T) {
+	kinds := map[string]map[string]bool{}
+	where := map[string][]string{}
+	add := func(name string, doc []byte) {
+		var x any
+		if err := json.Unmarshal(doc, &x); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		k := map[string]map[string]bool{}
+		jsonschema.FieldKinds(x, k)
+		for f, ks := range k {
+			if kinds[f] == nil {
+				kinds[f] = map[string]bool{}
+			}
+			for kind := range ks {
+				if !kinds[f][kind] {
+					where[f] = append(where[f], kind+" in "+name)
+				}
+				kinds[f][kind] = true
+			}
+		}
+	}
+	for name, doc := range jsonDocs(t) {
+		add("ibavtrack "+name, doc)
+	}
+	others, _ := filepath.Glob("../ibhops/testdata/golden/*.json")
+	fab, _ := filepath.Glob("../../pkg/fabricjson/testdata/*.json")
+	others = append(append(others, fab...), "../../docs/fabric.example.json")
+	if len(others) < 10 {
+		t.Fatalf("only %d documents of the other tools: %v", len(others), others)
+	}
+	for _, f := range others {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(f, b)
+	}
+	var bad []string
+	for f, ks := range kinds {
+		n := len(ks)
+		if ks["array"] {
+			n--
+		}
+		if n > 1 {
+			sort.Strings(where[f])
+			bad = append(bad, f+": "+strings.Join(where[f], "; "))
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Errorf("field %s", b)
+	}
+}

@@ -52,5 +52,5 @@ var (
 			`KERNEL=="umad*", MODE="0666" (or a group with access)`,
 		fs.ErrPermission}
 	// ErrClass: the MAD's management class has no registered agent.
-	ErrClass = errors.New("umad: management class not registered on this device (only SMP classes 0x01 and 0x81)")
+	ErrClass = errors.New("umad: management class not registered on this device (SMP classes 0x01 and 0x81, PerfMgt 0x04)")
 )

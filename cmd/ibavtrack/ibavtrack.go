@@ -24,10 +24,12 @@ const examples = `EXAMPLES:
    ibavtrack path 3 7                                        the AV from LID 3 to LID 7 (path MTU, static rate)
    ibavtrack path "hostA mlx5_0" 0x0011750000000e01 --json   by node name and port GUID, as JSON
    ibavtrack watch 7 12 --interval 5s                        report every AV change toward LIDs 7 and 12
+   ibavtrack errors --threshold-file thresholds --check      ports whose error counters exceed thresholds (as ibqueryerrors)
 
 EXIT STATUS:
    0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part
-   of the fabric did not answer); 4 links --check found a mismatch, or path
+   of the fabric did not answer, a PMA query failed); 4 links --check found
+   a mismatch, errors --check found a port beyond a threshold, or path
    found no route; 130 interrupted.`
 
 // openFabric opens the transport; tests replace it to keep a handle on
@@ -39,7 +41,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "ibavtrack",
 		Usage:           "check link MTU/VL settings, compute path address vectors and watch them change",
-		UsageText:       "ibavtrack links|path|watch [options] [arguments]",
+		UsageText:       "ibavtrack links|path|watch|errors [options] [arguments]",
 		Description:     examples,
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -48,12 +50,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			linksCommand(stdout, stderr),
 			pathCommand(stdout, stderr),
 			watchCommand(stdout, stderr),
+			errorsCommand(stdout, stderr),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cliapp.Usage(c.Args().First(), "unknown command (want links, path or watch)")
+				return cliapp.Usage(c.Args().First(), "unknown command (want links, path, watch or errors)")
 			}
-			return cliapp.Usage("ibavtrack", "a command is required: links, path or watch")
+			return cliapp.Usage("ibavtrack", "a command is required: links, path, watch or errors")
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -88,6 +91,8 @@ func openSession(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, cliapp.Exit(exitcode.Usage, err)
 	}
+	// Only an explicit clearing flag opens the fabric for Sets.
+	s.AllowSet = c.Bool("clear-errors") || c.Bool("clear-counts")
 	cfg := s.Config()
 	fab, err := openFabric(c.Context, s)
 	if err != nil {

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// validateErrorsJSON checks doc against docs/errors.schema.json.
+func validateErrorsJSON(t *testing.T, doc []byte) {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/errors.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	var x any
+	if err := json.Unmarshal(doc, &x); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, doc)
+	}
+	v := &schemaValidator{root: schema}
+	if err := v.validate(schema, x, "$"); err != nil {
+		t.Errorf("JSON does not match docs/errors.schema.json: %v\n%s", err, doc)
+	}
+}
+
+func TestErrorsSim(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12
+do PerformanceSet "H-h3"[1] PortCounters.PortXmitWait=7
+`)
+	none := writeFile(t, "none", "")
+	out, stderr, code := runTool(t, "errors", "--sim", net, "--threshold-file", none)
+	if code != exitcode.OK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	want := `Errors for "h3 mlx5_0"
+   GUID 0x100005 port 1: [PortXmitWait == 7]
+Errors for 0x200000 "sw1"
+   GUID 0x200000 port ALL: [SymbolErrorCounter == 12]
+   GUID 0x200000 port 1: [SymbolErrorCounter == 12]
+
+## Summary: 6 nodes checked, 2 bad nodes found
+##          21 ports checked, 2 ports have errors beyond threshold
+## Thresholds: 
+## Suppressed:
+`
+	if string(out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if _, _, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--check"); code != exitcode.Problem {
+		t.Errorf("--check: exit %d", code)
+	}
+	th := writeFile(t, "th", "SymbolErrorCounter=12\nPortXmitWait=0x10\n")
+	out, _, code = runTool(t, "errors", "--sim", net, "--threshold-file", th, "--check")
+	if code != exitcode.OK || !bytes.Contains(out, []byte("0 ports have errors beyond threshold")) ||
+		!bytes.Contains(out, []byte("## Thresholds: [SymbolErrorCounter = 12][PortXmitWait = 16]\n")) {
+		t.Errorf("thresholds: exit %d\n%s", code, out)
+	}
+	js, _, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--json")
+	if code != exitcode.OK {
+		t.Fatalf("--json: exit %d", code)
+	}
+	validateErrorsJSON(t, js)
+}
+
+// TestErrorsClear: reading never clears; --clear-errors does (a Set), and
+// only then.
+func TestErrorsClear(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw2"[3] PortCounters.PortXmitDiscards=4
+do PerformanceSet "H-h2"[1] PortCounters.SymbolErrorCounter=2
+`)
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	none := writeFile(t, "none", "")
+	// One simulator for all runs: the tests' openFabric keeps it.
+	keepSim(t, net)
+	for range 2 {
+		out, _, _ := runTool(t, "errors", "--sim", net, "--threshold-file", none)
+		if !bytes.Contains(out, []byte("2 ports have errors beyond threshold")) {
+			t.Fatalf("reading changed the counters:\n%s", out)
+		}
+	}
+	out, stderr, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--clear-errors")
+	if code != exitcode.OK || !bytes.Contains(out, []byte("2 ports have errors beyond threshold")) {
+		t.Fatalf("--clear-errors: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runTool(t, "errors", "--sim", net, "--threshold-file", none)
+	if !bytes.Contains(out, []byte("0 ports have errors beyond threshold")) {
+		t.Errorf("after --clear-errors:\n%s", out)
+	}
+}
+
+func TestErrorsBadInput(t *testing.T) {
+	bad := writeFile(t, "bad", "SymbolErrorCounter=ten\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--threshold-file", "/nonexistent/th"}, "--threshold-file /nonexistent/th: no such file or directory"},
+		{[]string{"--threshold-file", bad}, bad + ":1: SymbolErrorCounter: bad value"},
+		{[]string{"extra"}, "errors takes no arguments"},
+	} {
+		out, stderr, code := runTool(t, append([]string{"errors", "--sim", errorsNet}, tc.args...)...)
+		if code != exitcode.Usage || len(out) != 0 || !strings.Contains(string(stderr), tc.want) || strings.Count(string(stderr), "\n") != 1 {
+			t.Errorf("%v: exit %d stdout %q stderr %q", tc.args, code, out, stderr)
+		}
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// keepSim makes the commands of this test use one embedded simulator
+// built from net (with its SM run), so state survives between runs; the
+// transport is read-only unless the settings allow Sets, as attach.Open.
+func keepSim(t *testing.T, net string) *sim.Fabric {
+	t.Helper()
+	f, err := sim.Load(net, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RunSM(""); err != nil {
+		t.Fatal(err)
+	}
+	old := openFabric
+	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		ep, err := f.Attach(s.SimHost)
+		if err != nil {
+			return nil, err
+		}
+		if !s.AllowSet {
+			ep = transport.ReadOnly(ep)
+		}
+		return &attach.Fabric{Transport: ep, Desc: "test simulator", Sim: f}, nil
+	}
+	t.Cleanup(func() { openFabric = old })
+	return f
+}

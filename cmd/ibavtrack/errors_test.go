@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -155,3 +156,84 @@ func keepSim(t *testing.T, net string) *sim.Fabric {
 	t.Cleanup(func() { openFabric = old })
 	return f
 }
+
+func TestLinksCounters(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12
+do PerformanceSet "H-h1"[1] PortCounters.PortRcvErrors=2
+do PerformanceSet "H-h1"[1] PortCounters.PortXmitWait=50
+`)
+	out, stderr, code := runTool(t, "links", "--sim", net, "--counters")
+	if code != exitcode.OK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	if !bytes.Contains(out, []byte("Errors A/B")) || !regexpMatch(`\| sw1 +\| 1 +\|.*\| 12/2 +\|`, out) {
+		t.Errorf("links --counters:\n%s", out)
+	}
+	js, _, code := runTool(t, "links", "--sim", net, "--counters", "--json")
+	if code != exitcode.OK {
+		t.Fatalf("--json: exit %d", code)
+	}
+	var doc struct {
+		Links []struct {
+			A, B struct {
+				Node     string `json:"node"`
+				Port     int    `json:"port"`
+				Counters *struct {
+					Errors map[string]uint64 `json:"errors"`
+				} `json:"counters"`
+			}
+		} `json:"links"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range doc.Links {
+		if l.A.Counters == nil || l.B.Counters == nil {
+			t.Fatalf("link without counters: %s", js)
+		}
+		if l.A.Node == "sw1" && l.A.Port == 1 {
+			found = l.A.Counters.Errors["SymbolErrorCounter"] == 12 && l.B.Counters.Errors["PortXmitWait"] == 50
+		}
+	}
+	if !found {
+		t.Errorf("sw1[1] counters missing:\n%s", js)
+	}
+	// Without --counters, no GMP is sent and no counters are shown.
+	out, _, _ = runTool(t, "links", "--sim", net)
+	if bytes.Contains(out, []byte("Errors A/B")) {
+		t.Error("counters without --counters")
+	}
+}
+
+// TestWatchCounters: a link whose error counters went up between two
+// sweeps gets one line with the increase and its rate.
+func TestWatchCounters(t *testing.T) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, fab *attach.Fabric) {
+		if sweep != 0 {
+			return
+		}
+		for _, c := range []string{
+			`PerformanceSet "S-sw2"[3] PortCounters.SymbolErrorCounter=5`,
+			`PerformanceSet "H-h3"[1] PortCounters.LinkDownedCounter=1`,
+		} {
+			if err := fab.Sim.Exec(c); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { afterSweep = nil }()
+	out, stderr, code := runTool(t, "watch", "--sim", errorsNet, "--counters", "--interval", "1ms", "--count", "3")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 1 || !regexpMatch(`^\S+ link "sw2"\[3\] - "h3 mlx5_0"\[1\]: error counters up in \S+: "sw2"\[3\] SymbolErrorCounter \+5 \(\S+/s\); "h3 mlx5_0"\[1\] LinkDownedCounter \+1 \(\S+/s\)$`, []byte(lines[0])) {
+		t.Errorf("lines:\n%s", out)
+	}
+}
+
+func regexpMatch(re string, b []byte) bool { return regexp.MustCompile(re).Match(b) }

@@ -15,6 +15,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
@@ -133,6 +134,21 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 	}
 	s.tables, s.lftErrors = t, len(q.Errors())
 	return nil
+}
+
+// readCounters reads every port's PerfMgt counters (each port on its
+// own) on the fabric of the last sweep. Reading never clears them.
+func (s *session) readCounters(ctx context.Context) (*portcounters.Report, error) {
+	cfg := portcounters.Config{Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
+		Outstanding: s.settings.Outstanding, PerPort: true}
+	rep, err := portcounters.Read(ctx, cfg, s.res.Fabric)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while reading port counters"))
+		}
+		return nil, cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading port counters: %w", err))
+	}
+	return rep, nil
 }
 
 // partial reports on stderr what the last sweep missed and returns

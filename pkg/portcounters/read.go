@@ -121,6 +121,8 @@ type Report struct {
 	// Failures are the queries that failed, in node order.
 	Failures []*QueryError
 	MADs     int64
+
+	byNode map[*model.Node]*NodeReport // Lookup's index
 }
 
 // Summary counts as ibqueryerrors' summary does.

@@ -209,6 +209,9 @@ func (r *reader) get(ctx context.Context, n *model.Node, lid uint16, port int, m
 		if ctx.Err() != nil {
 			return qe(ctx.Err())
 		}
+		if errors.Is(err, transport.ErrReadOnly) {
+			return qe(err) // a Set refused before it was sent
+		}
 		if expired {
 			err = fmt.Errorf("%w (%v)", transport.ErrTimeout, err)
 		} else if !errors.Is(err, transport.ErrTimeout) {

@@ -130,6 +130,15 @@ func TestCompatErrors(t *testing.T) {
 		t.Errorf("JSON summary %+v thresholds %v", rep.Summary, rep.Thresholds)
 	}
 
+	// Clearing is explicit, a Set, and ibqueryerrors sees its effect.
+	if out, errb, code := runTool(t, "errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", host, "--threshold-file", empty, "--clear-errors"); code != exitcode.OK {
+		t.Fatalf("--clear-errors: exit %d\n%s%s", code, out, errb)
+	}
+	theirs, _, _ := s.RunTool(t, host, "ibqueryerrors", "--threshold-file", empty)
+	if !bytes.Contains(theirs, []byte(" 0 ports have errors beyond threshold")) {
+		t.Errorf("after --clear-errors ibqueryerrors still finds errors:\n%s", theirs)
+	}
+
 	// A PMA that never answers PortCounters: same output as
 	// ibqueryerrors (its failure counted), exit 3, the port named.
 	s.Console(t, `Error "H-h2"[1] 100 0x12`)

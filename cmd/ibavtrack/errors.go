@@ -24,7 +24,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		UsageText: "ibavtrack errors [--threshold-file FILE] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "threshold-file", Aliases: []string{"T"}, Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
+			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
 			&cli.BoolFlag{Name: "check", Usage: "exit 4 when a port is beyond a threshold"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.errors/v1) instead of ibqueryerrors' format"},
 			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},

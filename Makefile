@@ -4,6 +4,7 @@
 #   make test    install the real tools if missing (apt-get), then every test
 #   make bench   Go benchmarks, summarised as a table
 #   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
+#                     (and ibavtrack errors vs ibqueryerrors on the same size)
 #   make fuzz    run every fuzz target for FUZZTIME each
 #   make install PREFIX=/usr/local   binaries and man pages
 
@@ -45,6 +46,7 @@ bench:
 bench-ibsim: build
 	sh scripts/install-deps.sh
 	sh scripts/bench-ibsim.sh
+	sh scripts/bench-ibsim-pma.sh
 
 fuzz:
 	sh scripts/fuzz.sh $(FUZZTIME)

@@ -15,6 +15,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
@@ -24,10 +25,12 @@ const examples = `EXAMPLES:
    ibavtrack path 3 7                                        the AV from LID 3 to LID 7 (path MTU, static rate)
    ibavtrack path "hostA mlx5_0" 0x0011750000000e01 --json   by node name and port GUID, as JSON
    ibavtrack watch 7 12 --interval 5s                        report every AV change toward LIDs 7 and 12
+   ibavtrack errors --threshold-file thresholds --check      ports whose error counters exceed thresholds (as ibqueryerrors)
 
 EXIT STATUS:
    0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part
-   of the fabric did not answer); 4 links --check found a mismatch, or path
+   of the fabric did not answer, a PMA query failed); 4 links --check found
+   a mismatch, errors --check found a port beyond a threshold, or path
    found no route; 5 nothing to check (no LIDs or forwarding tables: no SM
    has run); 6 with --strict, the fabric answered inconsistently; 130
    interrupted; 141 stdout closed by its reader.`
@@ -41,7 +44,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "ibavtrack",
 		Usage:           "check link MTU/VL settings, compute path address vectors and watch them change",
-		UsageText:       "ibavtrack links|path|watch [options] [arguments]",
+		UsageText:       "ibavtrack links|path|watch|errors [options] [arguments]",
 		Description:     examples,
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -53,12 +56,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			linksCommand(stdout, stderr),
 			pathCommand(stdout, stderr),
 			watchCommand(stdout, stderr),
+			errorsCommand(stdout, stderr),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cliapp.Usage(c.Args().First(), "unknown command (want links, path or watch)")
+				return cliapp.Usage(c.Args().First(), "unknown command (want links, path, watch or errors)")
 			}
-			return cliapp.Exit(exitcode.Usage, errors.New("a command is required: links, path or watch"))
+			return cliapp.Exit(exitcode.Usage, errors.New("a command is required: links, path, watch or errors"))
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
@@ -93,6 +97,8 @@ func openSession(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, cliapp.Exit(exitcode.Usage, err)
 	}
+	// Only an explicit clearing flag opens the fabric for Sets.
+	s.AllowSet = c.Bool("clear-errors") || c.Bool("clear-counts")
 	cfg := s.Config()
 	fab, err := openFabric(c.Context, s)
 	if err != nil {
@@ -130,6 +136,21 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 	}
 	s.tables, s.lftErrors = t, len(q.Errors())
 	return nil
+}
+
+// readCounters reads every port's PerfMgt counters (each port on its
+// own) on the fabric of the last sweep. Reading never clears them.
+func (s *session) readCounters(ctx context.Context) (*portcounters.Report, error) {
+	cfg := portcounters.Config{Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
+		Outstanding: s.settings.Outstanding, PerPort: true}
+	rep, err := portcounters.Read(ctx, cfg, s.res.Fabric)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while reading port counters"))
+		}
+		return nil, cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading port counters: %w", err))
+	}
+	return rep, nil
 }
 
 // partial reports on stderr what the last sweep missed (and, as

@@ -13,6 +13,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -21,9 +22,10 @@ func linksCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "links",
 		Usage:     "one row per link: MTU and VL capabilities, OpenSM's computed values, what runs now, width and speed",
-		UsageText: "ibavtrack links [--check] [--json] [--max-op-vls N] [fabric options]",
+		UsageText: "ibavtrack links [--check] [--json] [--counters] [--max-op-vls N] [fabric options]",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "check", Usage: "exit 4 when any link is marked"},
+			&cli.BoolFlag{Name: "counters", Usage: "read both ends' PerfMgt error counters (by LID) and add them to each row"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of the table"},
 			&cli.IntFlag{Name: "max-op-vls", Value: int(model.DefaultMaxOpVLs), Usage: "OpenSM's max_op_vls option `CODE` (1 VL0 .. 5 VL0-14)"},
 		}, commonFlags()...),
@@ -57,10 +59,16 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			nothing = "the fabric has no link"
 		}
 	}
+	var counters *portcounters.Report
+	if c.Bool("counters") && nothing == "" {
+		if counters, err = s.readCounters(c.Context); err != nil {
+			return err
+		}
+	}
 	if c.Bool("json") {
-		err = writeJSON(stdout, linksJSON(links, nothing))
+		err = writeJSON(stdout, linksJSON(links, nothing, counters))
 	} else {
-		err = writeLinksTable(stdout, links)
+		err = writeLinksTable(stdout, links, counters)
 		if err == nil && nothing != "" {
 			_, err = fmt.Fprintf(stdout, "nothing to check: %s\n", nothing)
 		}
@@ -69,6 +77,12 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	partial := s.partial(stderr)
+	if counters != nil && len(counters.Failures) > 0 {
+		for _, f := range counters.Failures {
+			fmt.Fprintf(stderr, "ibavtrack: PMA %v\n", f)
+		}
+		partial = true
+	}
 	bad := 0
 	for i := range links {
 		if links[i].Mismatch() {
@@ -131,13 +145,21 @@ func lidText(p *model.PhysPort) string {
 
 // writeLinksTable prints the table, marks links with problems (colour on
 // a terminal) and lists the reasons after it.
-func writeLinksTable(w io.Writer, links []pathav.Link) error {
+func writeLinksTable(w io.Writer, links []pathav.Link, counters *portcounters.Report) error {
 	paint := termout.NewPainter(w)
 	rows := make([][]string, len(links))
 	var reasons []string
+	header := linkHeader
+	if counters != nil {
+		header = append(append([]string{}, linkHeader...), "Errors A/B")
+	}
 	for i := range links {
 		l := &links[i]
 		row := linkRow(l)
+		if counters != nil {
+			row = append(row, slash(portcounters.CellText(counters.Lookup(l.A.Node, int(l.A.Num))),
+				portcounters.CellText(counters.Lookup(l.B.Node, int(l.B.Num)))))
+		}
 		if l.Mismatch() {
 			row[0] = "*"
 			for j := range row {
@@ -150,7 +172,7 @@ func writeLinksTable(w io.Writer, links []pathav.Link) error {
 		}
 		rows[i] = row
 	}
-	if err := termout.Table(w, linkHeader, rows); err != nil {
+	if err := termout.Table(w, header, rows); err != nil {
 		return err
 	}
 	marked := 0
@@ -189,6 +211,31 @@ type endJSON struct {
 	OpVLs       uint8  `json:"op_vls"`
 	LinkMTU     int    `json:"link_mtu"`
 	LinkOpVLs   uint8  `json:"link_op_vls"`
+	// Counters are the port's PerfMgt counters (links --counters).
+	Counters *countersJSON `json:"counters,omitempty"`
+}
+
+// countersJSON is one port's counters in links --counters --json: the
+// error counters and data counters, or why they could not be read.
+type countersJSON struct {
+	Errors   map[string]uint64 `json:"errors,omitempty"`
+	Errors64 bool              `json:"errors_64bit"`
+	Data     map[string]uint64 `json:"data,omitempty"`
+	Error    string            `json:"error,omitempty"`
+}
+
+func countersOf(r *portcounters.Report, p *model.PhysPort) *countersJSON {
+	if r == nil {
+		return nil
+	}
+	s := r.Lookup(p.Node, int(p.Num))
+	switch {
+	case s == nil:
+		return &countersJSON{Error: "not read"}
+	case s.Err != nil:
+		return &countersJSON{Error: s.Err.Error()}
+	}
+	return &countersJSON{Errors: portcounters.ErrorMap(&s.Errors), Errors64: s.Ext64, Data: portcounters.DataMap(s)}
 }
 
 type problemJSON struct {
@@ -230,7 +277,7 @@ func endOf(p *model.PhysPort, mtu, vls model.LinkCalc) endJSON {
 
 // linksJSON is the links document; nothing, when set, says why --check
 // had nothing to check (then "clean" is false).
-func linksJSON(links []pathav.Link, nothing string) any {
+func linksJSON(links []pathav.Link, nothing string, counters *portcounters.Report) any {
 	out := struct {
 		Schema   string     `json:"schema"`
 		Links    []linkJSON `json:"links"`
@@ -253,6 +300,7 @@ func linksJSON(links []pathav.Link, nothing string) any {
 		for _, p := range l.Problems {
 			j.Problems = append(j.Problems, problemJSON{string(p.Kind), p.Msg})
 		}
+		j.A.Counters, j.B.Counters = countersOf(counters, l.A), countersOf(counters, l.B)
 		if l.Mismatch() {
 			out.Mismatch++
 		}

@@ -16,6 +16,7 @@ var schemaFiles = map[string]string{
 	"ibdiag.links/v1":    "links.schema.json",
 	"ibdiag.path/v1":     "path.schema.json",
 	"ibdiag.av-event/v1": "av-event.schema.json",
+	"ibdiag.errors/v1":   "errors.schema.json",
 }
 
 // jsonDocs runs ibavtrack's JSON forms and returns every document
@@ -29,6 +30,7 @@ func jsonDocs(t *testing.T) map[string][]byte {
 		{"path", "--sim", "testdata/pathmix.net", "hA", "hB"},
 		{"path", "--sim", "../../testdata/fabrics/demo.net", "10", "15"},
 		{"watch", "--sim", "testdata/pathmix.net", "--count", "2", "--interval", "1ms", "hA", "hB"},
+		{"errors", "--sim", "testdata/pathmix.net"},
 	}
 	docs := map[string][]byte{}
 	for _, args := range runs {

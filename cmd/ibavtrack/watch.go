@@ -15,6 +15,8 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -26,14 +28,16 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
 		Usage: "re-resolve the AV to each DST every interval and print one line per change",
-		UsageText: "ibavtrack watch [--interval D] [--count N] [--hold N] [--src SRC] [--json] [fabric options] DST...\n" +
-			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port)",
+		UsageText: "ibavtrack watch [--interval D] [--count N] [--hold N] [--src SRC] [--counters] [--json] [fabric options] DST...\n" +
+			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port;\n" +
+			"   with --counters DST may be omitted)",
 		Flags: append([]cli.Flag{
 			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps (at least 1s)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per change"},
+			&cli.BoolFlag{Name: "counters", Usage: "also read every port's PerfMgt error counters each sweep and print a line for each link whose counters went up"},
 		}, commonFlags()...),
 		Action: func(c *cli.Context) error { return watchCmd(c, stdout, stderr) },
 	}
@@ -70,8 +74,9 @@ const MinInterval = time.Second
 var minInterval = MinInterval
 
 func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
-	if c.NArg() == 0 {
-		return cliapp.Usage("watch", "at least one DST is required")
+	withCounters := c.Bool("counters")
+	if c.NArg() == 0 && !withCounters {
+		return cliapp.Usage("watch", "at least one DST is required (or --counters)")
 	}
 	interval, count, hold := c.Duration("interval"), c.Int("count"), c.Int("hold")
 	switch {
@@ -101,6 +106,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 	}()
 	checked := false
+	var prev *portcounters.Snapshot
 	for sweep := 0; count == 0 || sweep < count; sweep++ {
 		if sweep > 0 {
 			select {
@@ -109,7 +115,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			case <-time.After(interval):
 			}
 		}
-		if err := s.sweep(c.Context, true); err != nil {
+		if err := s.sweep(c.Context, len(wt.targets) > 0); err != nil {
 			if cliapp.Code(err) == exitcode.Interrupted {
 				return err
 			}
@@ -131,6 +137,28 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			checked = true
 		}
 		s.partial(stderr)
+		if withCounters {
+			rep, err := s.readCounters(c.Context)
+			if err != nil {
+				if cliapp.Code(err) == exitcode.Interrupted {
+					return err
+				}
+				fmt.Fprintf(stderr, "ibavtrack: sweep %d: %v\n", sweep+1, err)
+			} else {
+				for _, f := range rep.Failures {
+					fmt.Fprintf(stderr, "ibavtrack: sweep %d: PMA %v\n", sweep+1, f)
+				}
+				snap := rep.Snapshot(wt.now())
+				if prev != nil {
+					for _, l := range portcounters.LinkIncreases(s.res.Fabric, *prev, snap) {
+						if err := wt.printCounters(&l); err != nil {
+							return cliapp.Exit(exitcode.Fatal, err)
+						}
+					}
+				}
+				prev = &snap
+			}
+		}
 		src, srcErr := sourcePort(s.res.Fabric, c.String("src"))
 		for _, t := range wt.targets {
 			if err := wt.update(t, sweep, s, src, srcErr); err != nil {
@@ -355,6 +383,42 @@ func (wt *watcher) print(t *target, kind, fail string, diff []change, retired []
 	b.WriteByte('\n')
 	_, err := io.WriteString(wt.w, b.String())
 	return err
+}
+
+type counterEndJSON struct {
+	Node     string            `json:"node"`
+	NodeGUID string            `json:"node_guid"`
+	Port     int               `json:"port"`
+	Delta    map[string]uint64 `json:"delta"`
+}
+
+type counterEventJSON struct {
+	Time     string           `json:"time"`
+	Event    string           `json:"event"`
+	A        string           `json:"a"`
+	B        string           `json:"b"`
+	Interval float64          `json:"interval_s"`
+	Ends     []counterEndJSON `json:"ends"`
+}
+
+// printCounters writes one line for a link whose error counters went up.
+func (wt *watcher) printCounters(l *portcounters.LinkIncrease) error {
+	now := wt.now().Format("2006-01-02T15:04:05.000Z07:00")
+	if !wt.json {
+		_, err := fmt.Fprintf(wt.w, "%s %s\n", now, l.Text())
+		return err
+	}
+	ev := counterEventJSON{Time: now, Event: "counters", A: pathav.PortName(l.A), B: pathav.PortName(l.B), Interval: l.Interval.Seconds()}
+	for _, e := range l.Ends {
+		d := map[string]uint64{}
+		for i, v := range e.Delta {
+			if v != 0 {
+				d[pma.ErrorNames[i]] = v
+			}
+		}
+		ev.Ends = append(ev.Ends, counterEndJSON{Node: e.Port.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", e.Port.Node.GUID()), Port: int(e.Port.Num), Delta: d})
+	}
+	return writeJSONLine(wt.w, ev)
 }
 
 func writeJSONLine(w io.Writer, v any) error {

@@ -61,7 +61,7 @@ func compatFabrics(t *testing.T) []compatFabric {
 // ibsimFabric discovers the ibsim fabric as ibhops does.
 func ibsimFabric(t *testing.T, sock string) (*model.Fabric, *attach.Fabric) {
 	t.Helper()
-	fab, err := attach.Open(context.Background(), attach.Settings{IBSim: true, IBSimSock: sock, Timeout: 3 * time.Second, Retries: 3, Outstanding: 8})
+	fab, err := attach.Open(context.Background(), attach.Settings{IBSim: true, IBSimSock: sock, Timeout: 3 * time.Second, Retries: 3, Outstanding: 8, AllowSet: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,6 +114,9 @@ type Settings struct {
 	ShowErrors bool
 	// Debug is how many times -d was given.
 	Debug int
+	// AllowSet opens the fabric for Set methods too (only for a flag that
+	// explicitly asks to change something, e.g. clearing counters).
+	AllowSet bool
 	// Warn, if set, gets each warning Open has (one line, no newline),
 	// e.g. the embedded SM running out of LIDs. FromContext sets it to
 	// print "<tool>: warning: <msg>" on the app's ErrWriter.
@@ -243,9 +246,18 @@ type Fabric struct {
 // InfiniBand device exists.
 var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for the embedded simulator or --ibsim for a running ibsim")
 
-// Open opens the transport the settings choose. It never prints: warnings
-// go to s.Warn and Fabric.Warnings.
+// Open opens the transport the settings choose, read-only (Sets refused
+// with transport.ErrReadOnly) unless s.AllowSet. It never prints:
+// warnings go to s.Warn and Fabric.Warnings.
 func Open(ctx context.Context, s Settings) (*Fabric, error) {
+	f, err := open(ctx, s)
+	if err == nil && !s.AllowSet {
+		f.Transport = transport.ReadOnly(f.Transport)
+	}
+	return f, err
+}
+
+func open(ctx context.Context, s Settings) (*Fabric, error) {
 	switch {
 	case s.Sim != "":
 		return openSim(s)

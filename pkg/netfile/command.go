@@ -47,6 +47,10 @@ var ErrCommand = errors.New("malformed console command")
 //	Inconsistent "id" <field> [every]    every n-th NodeInfo answer lies
 //	Latency ["id"] hop=D sma=D vl15=N    latency model (D: Go duration, e.g. 2us)
 //	After <n> <command>                  run command after n more SMPs
+//
+// and ibsim's `PerformanceSet "id"[p] Attr.Field=value` for the
+// PortCounters and PortCountersExtended counters (see PerfCounter).
+//
 //	At <duration> <command>              run command after that much time
 //
 // field is numports, type, portguid or guid. The arguments are checked
@@ -72,6 +76,15 @@ func parseCommand(text string, depth int) (Command, error) {
 	rest := s[len(word):]
 	switch c.Verb {
 	case "Error", "Unlink", "ReLink", "Link", "Clear", "Guid", "Baselid", "Kill", "Revive", "Inconsistent":
+	case "PerformanceSet":
+		var ok bool
+		if c.Node, c.Port, rest, ok = target(rest); !ok || c.Port < 0 {
+			return c, ErrCommand
+		}
+		if err := parsePerfSet(&c, rest); err != nil {
+			return c, err
+		}
+		return c, c.CheckArgs()
 	case "Drop":
 		c.Args = strings.Fields(rest)
 		return c, c.CheckArgs()
@@ -179,6 +192,9 @@ func (c *Command) Latency() (LatencyArgs, error) {
 // package sim (ParseCommand calls it); other commands always pass.
 func (c *Command) CheckArgs() error {
 	switch c.Verb {
+	case "PerformanceSet":
+		_, err := c.PerfSet()
+		return err
 	case "Drop":
 		if len(c.Args) != 1 {
 			return ErrCommand

@@ -866,7 +866,7 @@ func checkTargets(c *Command, lookup func(string) (*Node, string, bool), fail fu
 				return err
 			}
 		}
-	case "Baselid":
+	case "Baselid", "PerformanceSet":
 		if c.Node, err = check(c.Node, c.Port, 0, true); err != nil {
 			return err
 		}

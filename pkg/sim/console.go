@@ -8,7 +8,7 @@ import (
 )
 
 // Exec runs one ibsim console command: Error, Unlink, ReLink, Link, Clear,
-// Guid or Baselid, with ibsim's syntax (e.g. `Error "sw1"[3] 50 21`,
+// Guid, Baselid or PerformanceSet, with ibsim's syntax (e.g. `Error "sw1"[3] 50 21`,
 // `Unlink "Hca1"[1]`), or one of the fault-injection commands of the
 // package doc (Drop, Kill, Revive, Inconsistent, Latency, After, At).
 // Other ibsim commands return ErrUnsupported.
@@ -55,6 +55,12 @@ func (f *Fabric) run(c netfile.Command) error {
 			return f.checkPort(c.Node, c.Port, 1) // port GUIDs only matter to ibsim's Dump
 		}
 		return f.SetNodeGUID(c.Node, g)
+	case "PerformanceSet":
+		ps, err := c.PerfSet()
+		if err != nil {
+			return fmt.Errorf("%w: %q: want PerformanceSet \"nodeid\"[port] PortCounters|PortCountersExtended.Field=value", ErrBadCommand, c.Text)
+		}
+		return f.PerformanceSet(c.Node, c.Port, ps.Attr, ps.Field, ps.Value)
 	case "Baselid":
 		if len(c.Args) == 0 {
 			return fmt.Errorf("%w: missing LID", ErrBadCommand)

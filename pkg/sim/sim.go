@@ -60,8 +60,14 @@
 // yielding (runtime.Gosched) for microsecond precision: the model costs
 // CPU while SMPs are in flight.
 //
-// Differences from ibsim, all deliberate: PerfMgt (class 0x04) is not
-// simulated (no answer); requests that no handler takes are not forwarded
+// The PMA (PerfMgt, class 0x04, by LID) answers ClassPortInfo,
+// PortCounters and PortCountersExtended as ibsim's does (pma.go): counters
+// move with every MAD crossing a link, with losses on the way and with
+// PerformanceSet; a PortCounters Set resets the selected counters.
+//
+// Differences from ibsim, all deliberate: of PerfMgt only those three
+// attributes are simulated (the detail and per-VL counters get no answer);
+// requests that no handler takes are not forwarded
 // to other clients (there are none: no answer); ports out of range in
 // P_KeyTable, SL2VL and VLArbitration modifiers are rejected with status
 // 0x001c instead of touching other ports' memory; LID routing that exceeds
@@ -190,6 +196,7 @@ type Fabric struct {
 	rnd   *rand.Rand
 	rndMu sync.Mutex
 	fs    faultState
+	pma   pmaState
 }
 
 // Load parses a net file and builds its fabric.
@@ -251,6 +258,7 @@ func New(nf *netfile.Fabric, opt *Options) (*Fabric, error) {
 	}
 	f.nodes = make([]node, len(nf.Nodes))
 	f.ports = make([]port, nports)
+	f.pma.init(nports)
 	f.sws = make([]swState, nsw)
 	base, sw := int32(0), int32(0)
 	for i := range nf.Nodes {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -109,10 +110,13 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte, lt *latT
 	if dst < 0 {
 		return false
 	}
-	if class&0x0f != 1 {
-		return false // PerfMgt and others: not simulated, nobody to forward to
+	var h handler
+	switch class & 0x0f {
+	case 1:
+		h = handlers(attr)
+	case pma.Class:
+		h = pmaHandlers(attr)
 	}
-	h := handlers(attr)
 	if h == nil {
 		return false
 	}
@@ -133,7 +137,7 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte, lt *latT
 	// request's data.
 	data := m[smp.DataOffset : smp.DataOffset+smp.DataSize]
 	var saved [smp.DataSize]byte
-	keep := class != smp.ClassLIDRouted && class != smp.ClassDirectRoute
+	keep := class != smp.ClassLIDRouted && class != smp.ClassDirectRoute && class != pma.Class
 	if keep {
 		copy(saved[:], data)
 	}
@@ -186,14 +190,17 @@ func (f *Fabric) nextPort(from int32, pn int) int32 {
 			idx--
 		}
 		if idx >= int(n.nports) {
+			f.pcErr(from, peSwitchRelay)
 			return -1
 		}
 	} else if idx > int(n.nports) {
+		f.pcErr(from, peSwitchRelay)
 		return -1
 	}
 	out := n.base + int32(idx)
 	op := &f.ports[out]
 	if op.phys != 5 {
+		f.pcErr(out, peXmitDiscards)
 		return -1
 	}
 	if op.remote < 0 {
@@ -202,11 +209,16 @@ func (f *Fabric) nextPort(from int32, pn int) int32 {
 	in := op.remote
 	ip := &f.ports[in]
 	if ip.phys != 5 {
+		f.pcErr(out, peXmitDiscards)
+		f.pcErr(in, peRcvErrors)
 		return -1
 	}
 	if ip.errRate != 0 && ip.errAttr == 0 && f.drop(ip.errRate) {
+		f.pcXmit(out)
+		f.pcErr(in, peRcvErrors)
 		return -1
 	}
+	f.pcLink(out, in)
 	return in
 }
 
@@ -258,13 +270,18 @@ func (f *Fabric) lidRoute(p int32, lid uint16, hops *int) int32 {
 	}
 	if !f.isSwitch(pp) {
 		if pp.remote < 0 {
+			f.pcErr(p, peXmitDiscards)
 			return -1
 		}
+		from := p
 		p = pp.remote
 		pp = &f.ports[p]
 		if pp.errRate != 0 && pp.errAttr == 0 && f.drop(pp.errRate) {
+			f.pcXmit(from)
+			f.pcErr(p, peRcvErrors)
 			return -1
 		}
+		f.pcLink(from, p)
 		*hops = 1
 	}
 	for hop := 0; !pp.hasLID(lid); hop++ {
@@ -277,32 +294,40 @@ func (f *Fabric) lidRoute(p int32, lid uint16, hops *int) int32 {
 		}
 		sw := &f.sws[n.sw]
 		if lid > sw.top || int(lid) >= len(sw.lft) || sw.lft[lid] == 0xff {
+			f.pcErr(p, peSwitchRelay)
 			return -1
 		}
 		out := int(sw.lft[lid])
 		if out > int(n.nports) {
+			f.pcErr(p, peSwitchRelay)
 			return -1
 		}
 		op := n.base + int32(out)
 		opp := &f.ports[op]
 		if !opp.linkValid() {
+			f.pcErr(op, peXmitDiscards)
 			return -1
 		}
 		if opp.hasLID(lid) {
 			return op
 		}
 		if opp.remote < 0 {
+			f.pcErr(op, peXmitDiscards)
 			return -1
 		}
 		*hops++
 		p = opp.remote
 		pp = &f.ports[p]
 		if !pp.linkValid() {
+			f.pcErr(op, peXmitDiscards)
 			return -1
 		}
 		if pp.errRate != 0 && pp.errAttr == 0 && f.drop(pp.errRate) {
+			f.pcXmit(op)
+			f.pcErr(p, peRcvErrors)
 			return -1
 		}
+		f.pcLink(op, p)
 	}
 	return p
 }

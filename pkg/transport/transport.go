@@ -1,7 +1,12 @@
 // Package transport defines how the tools reach a fabric: one interface
-// that carries 256-byte SMPs, with implementations for the kernel umad
-// device (package umad), a running ibsim (package ibsim) and the embedded
-// simulator (package sim).
+// that carries 256-byte MADs of any class, with implementations for the
+// kernel umad device (package umad), a running ibsim (package ibsim) and
+// the embedded simulator (package sim).
+//
+// A transport picks the queue pair from the MAD's management class byte:
+// SMPs (classes 0x01 and 0x81) go to QP0; every other class (PerfMgt 0x04,
+// ...) is a GMP sent LID-routed to QP1 with the well-known Q_Key
+// 0x80010000.
 package transport
 
 import (
@@ -19,12 +24,52 @@ var (
 	ErrClosed = errors.New("transport closed")
 	// ErrNoDevice: no usable fabric attachment was found.
 	ErrNoDevice = errors.New("no InfiniBand device")
+	// ErrReadOnly: a Set method was sent through a read-only transport.
+	ErrReadOnly = errors.New("set method refused: the fabric was opened read-only")
 )
 
-// Transport carries SMPs to a fabric and back.
+// MethodSet is the Set method of every management class (byte 3 of a
+// MAD, without the R bit).
+const MethodSet = 0x02
+
+// IsSet reports whether the MAD req carries a Set method.
+func IsSet(req []byte) bool { return len(req) > 3 && req[3]&0x7f == MethodSet }
+
+// SMPClass reports whether class is a subnet management class (QP0).
+func SMPClass(class uint8) bool { return class == 0x01 || class == 0x81 }
+
+// ReadOnly wraps t so that Exchange refuses every Set (of any class) with
+// ErrReadOnly, wrapped in an *OpError, without sending it. The tools open
+// their fabric this way unless the user asks for a Set explicitly.
+func ReadOnly(t Transport) Transport {
+	if _, ok := t.(readOnly); ok {
+		return t
+	}
+	return readOnly{t}
+}
+
+type readOnly struct{ Transport }
+
+func (r readOnly) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if IsSet(req) {
+		return &OpError{Op: "send", Err: ErrReadOnly}
+	}
+	return r.Transport.Exchange(ctx, dlid, req, resp)
+}
+
+// Unwrap returns the transport behind a read-only wrapper (t itself when
+// it is not one).
+func Unwrap(t Transport) Transport {
+	if r, ok := t.(readOnly); ok {
+		return r.Transport
+	}
+	return t
+}
+
+// Transport carries MADs to a fabric and back.
 //
 // Exchange sends req, a 256-byte MAD, to dlid (smp.PermissiveLID for a
-// directed-route SMP) and copies the 256-byte response into resp, which
+// directed-route SMP; a LID for a GMP) and copies the 256-byte response into resp, which
 // must hold at least 256 bytes. It makes exactly one attempt: retries are
 // the caller's. It returns ErrTimeout (possibly wrapped) when no response
 // came before ctx's deadline. Exchange is safe for concurrent use; the

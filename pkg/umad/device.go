@@ -34,8 +34,9 @@ const minReadMAD = smp.HeaderSize
 // errno as a syscall.Errno.
 type ioctlFunc func(req uint, arg []byte) error
 
-// Device is an open umad device with SMP agents registered for the
-// directed-route (0x81) and LID-routed (0x01) classes. It implements
+// Device is an open umad device with agents registered for the
+// directed-route (0x81) and LID-routed (0x01) SMP classes on QP0 and for
+// PerfMgt (0x04) on QP1. It implements
 // transport.Transport and is safe for concurrent use.
 type Device struct {
 	f      io.ReadWriteCloser
@@ -44,7 +45,8 @@ type Device struct {
 	hdrLen int // HeaderSize, or OldHeaderSize on kernels without P_Key index support
 	Ref    PortRef
 
-	agentDR, agentLID uint32
+	// agents are the registered agent ids, indexed as agentSpecs.
+	agents [numAgents]uint32
 
 	tid     atomic.Uint32
 	bufs    sync.Pool // *[]byte of hdrLen+256 for writes
@@ -82,50 +84,72 @@ func newDevice(f io.ReadWriteCloser, ioctl ioctlFunc, name string) (*Device, err
 	return d, nil
 }
 
-// register registers the two SMP agents with REGISTER_AGENT2, falling
-// back to ENABLE_PKEY and REGISTER_AGENT on kernels that lack it.
+// agentSpec is one agent the device registers: a management class on a QP.
+type agentSpec struct {
+	class uint8
+	qpn   uint8
+}
+
+// agentSpecs are the agents every Device registers, in this order: the two
+// SMP classes on QP0 and PerfMgt (class 0x04, version 1) on QP1.
+var agentSpecs = [numAgents]agentSpec{
+	{smp.ClassDirectRoute, 0}, {smp.ClassLIDRouted, 0}, {classPerfMgt, 1},
+}
+
+const (
+	numAgents    = 3
+	classPerfMgt = 0x04
+)
+
+// register registers the agents with REGISTER_AGENT2, falling back to
+// ENABLE_PKEY and REGISTER_AGENT on kernels that lack it. On failure the
+// agents registered so far are unregistered.
 func (d *Device) register() error {
 	var buf [RegReq2Size]byte
-	req2 := RegReq2{QPN: 0, Class: smp.ClassDirectRoute, ClassVersion: 1}
-	req2.MarshalTo(buf[:])
-	err := d.ioctl(IoctlRegisterAgent2, buf[:RegReq2Size])
-	if err == nil {
-		var out RegReq2
-		out.UnmarshalBinary(buf[:])
-		d.agentDR = out.ID
-		req2.Class = smp.ClassLIDRouted
+	for i, a := range agentSpecs {
+		req2 := RegReq2{QPN: uint32(a.qpn), Class: a.class, ClassVersion: 1}
 		req2.MarshalTo(buf[:])
-		if err := d.ioctl(IoctlRegisterAgent2, buf[:RegReq2Size]); err != nil {
-			d.unregister(d.agentDR)
-			return fmt.Errorf("REGISTER_AGENT2 class 0x01: %w", err)
+		err := d.ioctl(IoctlRegisterAgent2, buf[:RegReq2Size])
+		if err == nil {
+			var out RegReq2
+			out.UnmarshalBinary(buf[:])
+			d.agents[i] = out.ID
+			continue
 		}
-		out.UnmarshalBinary(buf[:])
-		d.agentLID = out.ID
-		return nil
+		if i > 0 || (!errors.Is(err, syscall.ENOTTY) && !errors.Is(err, syscall.EINVAL)) {
+			d.unregisterFirst(i)
+			return fmt.Errorf("REGISTER_AGENT2 class 0x%02x: %w", a.class, err)
+		}
+		return d.registerOld()
 	}
-	if !errors.Is(err, syscall.ENOTTY) && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("REGISTER_AGENT2 class 0x81: %w", err)
-	}
+	return nil
+}
+
+// registerOld registers the agents with the first registration ioctl.
+func (d *Device) registerOld() error {
+	var buf [RegReq2Size]byte
 	if err := d.ioctl(IoctlEnablePKey, nil); err != nil {
 		d.hdrLen = OldHeaderSize // libibumad: old header unless this succeeds
 	}
-	req := RegReq{QPN: 0, Class: smp.ClassDirectRoute, ClassVersion: 1}
-	req.MarshalTo(buf[:])
-	if err := d.ioctl(IoctlRegisterAgent, buf[:RegReqSize]); err != nil {
-		return fmt.Errorf("REGISTER_AGENT class 0x81: %w", err)
+	for i, a := range agentSpecs {
+		req := RegReq{QPN: a.qpn, Class: a.class, ClassVersion: 1}
+		req.MarshalTo(buf[:])
+		if err := d.ioctl(IoctlRegisterAgent, buf[:RegReqSize]); err != nil {
+			d.unregisterFirst(i)
+			return fmt.Errorf("REGISTER_AGENT class 0x%02x: %w", a.class, err)
+		}
+		var out RegReq
+		out.UnmarshalBinary(buf[:])
+		d.agents[i] = out.ID
 	}
-	var out RegReq
-	out.UnmarshalBinary(buf[:])
-	d.agentDR = out.ID
-	req.Class = smp.ClassLIDRouted
-	req.MarshalTo(buf[:])
-	if err := d.ioctl(IoctlRegisterAgent, buf[:RegReqSize]); err != nil {
-		d.unregister(d.agentDR)
-		return fmt.Errorf("REGISTER_AGENT class 0x01: %w", err)
-	}
-	out.UnmarshalBinary(buf[:])
-	d.agentLID = out.ID
 	return nil
+}
+
+// unregisterFirst unregisters the first n agents.
+func (d *Device) unregisterFirst(n int) {
+	for i := range n {
+		d.unregister(d.agents[i])
+	}
 }
 
 func (d *Device) unregister(id uint32) error {
@@ -152,11 +176,14 @@ func (d *Device) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	}
 	var agent uint32
 	class := req[1]
+	qpn, qkey := uint32(0), uint32(0)
 	switch class {
 	case smp.ClassDirectRoute:
-		agent = d.agentDR
+		agent = d.agents[0]
 	case smp.ClassLIDRouted:
-		agent = d.agentLID
+		agent = d.agents[1]
+	case classPerfMgt:
+		agent, qpn, qkey = d.agents[2], 1, QP1QKey
 	default:
 		return d.opErr("send", ErrClass)
 	}
@@ -200,7 +227,7 @@ func (d *Device) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 
 	bp := d.bufs.Get().(*[]byte)
 	buf := *bp
-	h := Header{ID: agent, TimeoutMS: uint32(ms), QPN: 0, LID: dlid}
+	h := Header{ID: agent, TimeoutMS: uint32(ms), QPN: qpn, QKey: qkey, LID: dlid}
 	h.marshal(buf, d.hdrLen)
 	mad := buf[d.hdrLen:]
 	copy(mad, req[:smp.MADSize])
@@ -352,9 +379,11 @@ func (d *Device) Close() error {
 	for _, w := range ws {
 		w.ch <- transport.ErrClosed
 	}
-	err := d.unregister(d.agentDR)
-	if e := d.unregister(d.agentLID); err == nil {
-		err = e
+	var err error
+	for _, id := range d.agents {
+		if e := d.unregister(id); err == nil {
+			err = e
+		}
 	}
 	if e := d.f.Close(); err == nil {
 		err = e

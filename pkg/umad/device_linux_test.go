@@ -82,7 +82,7 @@ func startKernel(t testing.TB, opts kernelOpts, handle func(k *fakeKernel, h Hea
 				}
 				var r RegReq2
 				r.UnmarshalBinary(arg)
-				if r.QPN != 0 || r.ClassVersion != 1 || r.MethodMask != (MethodMask{}) || r.Flags != 0 {
+				if r.QPN != wantQPN(r.Class) || r.ClassVersion != 1 || r.MethodMask != (MethodMask{}) || r.Flags != 0 {
 					t.Errorf("registration %+v", r)
 				}
 				class, r.ID = r.Class, k.nextID
@@ -93,7 +93,7 @@ func startKernel(t testing.TB, opts kernelOpts, handle func(k *fakeKernel, h Hea
 				}
 				var r RegReq
 				r.UnmarshalBinary(arg)
-				if r.QPN != 0 || r.ClassVersion != 1 || r.MethodMask != (MethodMask{}) {
+				if uint32(r.QPN) != wantQPN(r.Class) || r.ClassVersion != 1 || r.MethodMask != (MethodMask{}) {
 					t.Errorf("registration %+v", r)
 				}
 				class, r.ID = r.Class, k.nextID
@@ -215,6 +215,9 @@ func newReq(t testing.TB, class uint8, mod uint32) []byte {
 	}
 	m.TID = 0xdeadbeef00000000 | uint64(mod)
 	b, err := m.MarshalBinary()
+	if err == nil && class != smp.ClassDirectRoute {
+		b[1] = class // e.g. a PerfMgt GMP: same common header
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +244,11 @@ func TestExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.mu.Lock()
-	if got := k.ioctls; len(got) != 2 || got[0] != IoctlRegisterAgent2 || got[1] != IoctlRegisterAgent2 {
+	if got := k.ioctls; len(got) != 3 || got[0] != IoctlRegisterAgent2 || got[1] != IoctlRegisterAgent2 || got[2] != IoctlRegisterAgent2 {
 		t.Errorf("ioctls %#x", got)
 	}
-	if k.agents[d.agentDR] != smp.ClassDirectRoute || k.agents[d.agentLID] != smp.ClassLIDRouted {
-		t.Errorf("agents %v dr=%d lid=%d", k.agents, d.agentDR, d.agentLID)
+	if k.agents[d.agents[0]] != smp.ClassDirectRoute || k.agents[d.agents[1]] != smp.ClassLIDRouted || k.agents[d.agents[2]] != classPerfMgt {
+		t.Errorf("agents %v registered %v", k.agents, d.agents)
 	}
 	k.mu.Unlock()
 
@@ -256,6 +259,7 @@ func TestExchange(t *testing.T) {
 	}{
 		{"directed route", smp.ClassDirectRoute, smp.PermissiveLID},
 		{"LID routed", smp.ClassLIDRouted, 0x1b},
+		{"PerfMgt GMP", classPerfMgt, 0x2c},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,11 +276,14 @@ func TestExchange(t *testing.T) {
 			mu.Lock()
 			h, mad := seen[i], seenMAD[i]
 			mu.Unlock()
-			wantAgent := d.agentDR
-			if tt.class == smp.ClassLIDRouted {
-				wantAgent = d.agentLID
+			wantAgent, wantQKey := d.agents[0], uint32(0)
+			switch tt.class {
+			case smp.ClassLIDRouted:
+				wantAgent = d.agents[1]
+			case classPerfMgt:
+				wantAgent, wantQKey = d.agents[2], QP1QKey
 			}
-			if h.ID != wantAgent || h.LID != tt.dlid || h.QPN != 0 || h.QKey != 0 || h.Retries != 0 || h.Status != 0 {
+			if h.ID != wantAgent || h.LID != tt.dlid || h.QPN != wantQPN(tt.class) || h.QKey != wantQKey || h.Retries != 0 || h.Status != 0 {
 				t.Errorf("header %+v", h)
 			}
 			if h.TimeoutMS == 0 || h.TimeoutMS > 800 || h.TimeoutMS < 700 && time.Since(start) < 50*time.Millisecond {
@@ -305,7 +312,7 @@ func TestExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.mu.Lock()
-	if len(k.unreg) != 2 || len(k.agents) != 0 {
+	if len(k.unreg) != 3 || len(k.agents) != 0 {
 		t.Errorf("unregistered %v, left %v", k.unreg, k.agents)
 	}
 	k.mu.Unlock()
@@ -326,7 +333,7 @@ func TestRegisterFallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []uint{IoctlRegisterAgent2, IoctlEnablePKey, IoctlRegisterAgent, IoctlRegisterAgent}
+			want := []uint{IoctlRegisterAgent2, IoctlEnablePKey, IoctlRegisterAgent, IoctlRegisterAgent, IoctlRegisterAgent}
 			k.mu.Lock()
 			got := k.ioctls
 			k.mu.Unlock()
@@ -352,6 +359,15 @@ func TestRegisterFallback(t *testing.T) {
 	}
 }
 
+// wantQPN is the QP an agent of class must be registered on (and a MAD of
+// class sent to): QP0 for SMPs, QP1 for GMPs.
+func wantQPN(class uint8) uint32 {
+	if class == smp.ClassDirectRoute || class == smp.ClassLIDRouted {
+		return 0
+	}
+	return 1
+}
+
 func TestRegisterErrors(t *testing.T) {
 	_, _, err := startKernel(t, kernelOpts{regFail: syscall.EPERM}, respondAll)
 	var op *transport.OpError
@@ -365,6 +381,15 @@ func TestRegisterErrors(t *testing.T) {
 	k.mu.Lock()
 	if len(k.agents) != 0 || len(k.unreg) != 1 {
 		t.Errorf("first agent not unregistered: %v %v", k.agents, k.unreg)
+	}
+	k.mu.Unlock()
+	_, k, err = startKernel(t, kernelOpts{failNth: 3}, respondAll)
+	if !errors.Is(err, syscall.EBUSY) || !strings.Contains(err.Error(), "class 0x04") {
+		t.Errorf("PerfMgt registration: %v", err)
+	}
+	k.mu.Lock()
+	if len(k.agents) != 0 || len(k.unreg) != 2 {
+		t.Errorf("SMP agents not unregistered: %v %v", k.agents, k.unreg)
 	}
 	k.mu.Unlock()
 }
@@ -578,7 +603,7 @@ func TestCloseWhileWaiting(t *testing.T) {
 		t.Errorf("close took %v", time.Since(start))
 	}
 	k.mu.Lock()
-	if len(k.unreg) != 2 {
+	if len(k.unreg) != 3 {
 		t.Errorf("unregistered %v", k.unreg)
 	}
 	k.mu.Unlock()
@@ -643,10 +668,9 @@ func TestBadRequests(t *testing.T) {
 	if err := d.Exchange(ctx, 1, newReq(t, smp.ClassDirectRoute, 1), make([]byte, 255)); !errors.Is(err, smp.ErrShort) {
 		t.Errorf("short resp: %v", err)
 	}
-	pma := newReq(t, smp.ClassLIDRouted, 1)
-	pma[1] = 0x04
-	if err := d.Exchange(ctx, 1, pma, make([]byte, 256)); !errors.Is(err, ErrClass) {
-		t.Errorf("PerfMgt class: %v", err)
+	sa := newReq(t, 0x03, 1) // SA: no agent registered
+	if err := d.Exchange(ctx, 1, sa, make([]byte, 256)); !errors.Is(err, ErrClass) {
+		t.Errorf("SA class: %v", err)
 	}
 }
 

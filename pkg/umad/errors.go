@@ -60,5 +60,5 @@ var (
 			"and add them to that group (MODE=\"0666\" would let every local user send SMPs)",
 		fs.ErrPermission}
 	// ErrClass: the MAD's management class has no registered agent.
-	ErrClass = errors.New("umad: management class not registered on this device (only SMP classes 0x01 and 0x81)")
+	ErrClass = errors.New("umad: management class not registered on this device (SMP classes 0x01 and 0x81, PerfMgt 0x04)")
 )

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/cliapp"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
+)
+
+// defaultThresholdFile is ibqueryerrors' default; tests change it.
+var defaultThresholdFile = portcounters.DefaultThresholdFile
+
+func errorsCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "errors",
+		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
+		UsageText: "ibavtrack errors [--threshold-file FILE] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
+			&cli.BoolFlag{Name: "check", Usage: "exit 4 when a port is beyond a threshold"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.errors/v1) instead of ibqueryerrors' format"},
+			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},
+			&cli.BoolFlag{Name: "clear-counts", Aliases: []string{"K"}, Usage: "after reading, reset the data counters (a PerfMgt Set, as ibqueryerrors -K)"},
+		}, commonFlags()...),
+		Action: func(c *cli.Context) error { return errorsCmd(c, stdout, stderr) },
+	}
+}
+
+// loadThresholds reads the named threshold file, or ibqueryerrors'
+// default one when it exists.
+func loadThresholds(c *cli.Context, stderr io.Writer) (portcounters.Thresholds, error) {
+	name, explicit := c.String("threshold-file"), c.IsSet("threshold-file")
+	if !explicit {
+		name = defaultThresholdFile
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return portcounters.Thresholds{}, nil
+		}
+		return portcounters.Thresholds{}, cliapp.Usage("--threshold-file "+name, cleanErr(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, portcounters.MaxThresholdFile+1))
+	if err != nil {
+		return portcounters.Thresholds{}, cliapp.Usage("--threshold-file "+name, cleanErr(err))
+	}
+	th, warnings, err := portcounters.ParseThresholds(name, data)
+	if err != nil {
+		return th, cliapp.Exit(exitcode.Usage, err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "ibavtrack: warning: %s\n", w)
+	}
+	return th, nil
+}
+
+// cleanErr is err's text without the *fs.PathError prefix (the flag names
+// the file already).
+func cleanErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
+	if c.NArg() > 0 {
+		return cliapp.Usage(c.Args().First(), "errors takes no arguments")
+	}
+	th, err := loadThresholds(c, stderr)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.sweep(c.Context, false); err != nil {
+		return err
+	}
+	cfg := portcounters.Config{
+		Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
+		Outstanding: s.settings.Outstanding, Thresholds: th,
+		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"),
+	}
+	rep, rerr := portcounters.Read(c.Context, cfg, s.res.Fabric)
+	if rerr != nil && c.Context.Err() != nil {
+		return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while reading port counters"))
+	}
+	if rerr != nil {
+		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading port counters: %w", rerr))
+	}
+	if c.Bool("json") {
+		err = writeJSON(stdout, rep.JSON())
+	} else {
+		err = portcounters.WriteIBQueryErrors(stdout, rep)
+	}
+	if err != nil {
+		return cliapp.Exit(exitcode.Fatal, err)
+	}
+	partial := s.partial(stderr)
+	for _, f := range rep.Failures {
+		fmt.Fprintf(stderr, "ibavtrack: PMA %v\n", f)
+	}
+	for i := range rep.Nodes {
+		if e := rep.Nodes[i].ClearErr; e != nil {
+			fmt.Fprintf(stderr, "ibavtrack: clearing counters: %v\n", e)
+			partial = true
+		}
+	}
+	_, _, _, bad := rep.Summary()
+	switch {
+	case c.Bool("check") && bad > 0:
+		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%d ports have errors beyond threshold", bad))
+	case partial || len(rep.Failures) > 0:
+		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d PMA queries failed", len(rep.Failures)))
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// validateErrorsJSON checks doc against docs/errors.schema.json.
+func validateErrorsJSON(t *testing.T, doc []byte) {
+	t.Helper()
+	s, err := jsonschema.Load("../../docs/errors.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ValidateJSON(doc); err != nil {
+		t.Errorf("JSON does not match docs/errors.schema.json: %v\n%s", err, doc)
+	}
+}
+
+func TestErrorsSim(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12
+do PerformanceSet "H-h3"[1] PortCounters.PortXmitWait=7
+`)
+	none := writeFile(t, "none", "")
+	out, stderr, code := runTool(t, "errors", "--sim", net, "--threshold-file", none)
+	if code != exitcode.OK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	want := `Errors for "h3 mlx5_0"
+   GUID 0x100005 port 1: [PortXmitWait == 7]
+Errors for 0x200000 "sw1"
+   GUID 0x200000 port ALL: [SymbolErrorCounter == 12]
+   GUID 0x200000 port 1: [SymbolErrorCounter == 12]
+
+## Summary: 6 nodes checked, 2 bad nodes found
+##          21 ports checked, 2 ports have errors beyond threshold
+## Thresholds: 
+## Suppressed:
+`
+	if string(out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if _, _, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--check"); code != exitcode.Problem {
+		t.Errorf("--check: exit %d", code)
+	}
+	th := writeFile(t, "th", "SymbolErrorCounter=12\nPortXmitWait=0x10\n")
+	out, _, code = runTool(t, "errors", "--sim", net, "--threshold-file", th, "--check")
+	if code != exitcode.OK || !bytes.Contains(out, []byte("0 ports have errors beyond threshold")) ||
+		!bytes.Contains(out, []byte("## Thresholds: [SymbolErrorCounter = 12][PortXmitWait = 16]\n")) {
+		t.Errorf("thresholds: exit %d\n%s", code, out)
+	}
+	js, _, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--json")
+	if code != exitcode.OK {
+		t.Fatalf("--json: exit %d", code)
+	}
+	validateErrorsJSON(t, js)
+}
+
+// TestErrorsClear: reading never clears; --clear-errors does (a Set), and
+// only then.
+func TestErrorsClear(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw2"[3] PortCounters.PortXmitDiscards=4
+do PerformanceSet "H-h2"[1] PortCounters.SymbolErrorCounter=2
+`)
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	none := writeFile(t, "none", "")
+	// One simulator for all runs: the tests' openFabric keeps it.
+	keepSim(t, net)
+	for range 2 {
+		out, _, _ := runTool(t, "errors", "--sim", net, "--threshold-file", none)
+		if !bytes.Contains(out, []byte("2 ports have errors beyond threshold")) {
+			t.Fatalf("reading changed the counters:\n%s", out)
+		}
+	}
+	out, stderr, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--clear-errors")
+	if code != exitcode.OK || !bytes.Contains(out, []byte("2 ports have errors beyond threshold")) {
+		t.Fatalf("--clear-errors: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runTool(t, "errors", "--sim", net, "--threshold-file", none)
+	if !bytes.Contains(out, []byte("0 ports have errors beyond threshold")) {
+		t.Errorf("after --clear-errors:\n%s", out)
+	}
+}
+
+func TestErrorsBadInput(t *testing.T) {
+	bad := writeFile(t, "bad", "SymbolErrorCounter=ten\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--threshold-file", "/nonexistent/th"}, "--threshold-file /nonexistent/th: no such file or directory"},
+		{[]string{"--threshold-file", bad}, bad + ":1: SymbolErrorCounter: bad value"},
+		{[]string{"extra"}, "errors takes no arguments"},
+	} {
+		out, stderr, code := runTool(t, append([]string{"errors", "--sim", errorsNet}, tc.args...)...)
+		if code != exitcode.Usage || len(out) != 0 || !strings.Contains(string(stderr), tc.want) || strings.Count(string(stderr), "\n") != 1 {
+			t.Errorf("%v: exit %d stdout %q stderr %q", tc.args, code, out, stderr)
+		}
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// keepSim makes the commands of this test use one embedded simulator
+// built from net (with its SM run), so state survives between runs; the
+// transport is read-only unless the settings allow Sets, as attach.Open.
+func keepSim(t *testing.T, net string) *sim.Fabric {
+	t.Helper()
+	f, err := sim.Load(net, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RunSM(""); err != nil {
+		t.Fatal(err)
+	}
+	old := openFabric
+	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		ep, err := f.Attach(s.SimHost)
+		if err != nil {
+			return nil, err
+		}
+		if !s.AllowSet {
+			ep = transport.ReadOnly(ep)
+		}
+		return &attach.Fabric{Transport: ep, Desc: "test simulator", Sim: f}, nil
+	}
+	t.Cleanup(func() { openFabric = old })
+	return f
+}
+
+func TestLinksCounters(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12
+do PerformanceSet "H-h1"[1] PortCounters.PortRcvErrors=2
+do PerformanceSet "H-h1"[1] PortCounters.PortXmitWait=50
+`)
+	out, stderr, code := runTool(t, "links", "--sim", net, "--counters")
+	if code != exitcode.OK {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	if !bytes.Contains(out, []byte("Errors A/B")) || !regexpMatch(`\| sw1 +\| 1 +\|.*\| 12/2 +\|`, out) {
+		t.Errorf("links --counters:\n%s", out)
+	}
+	js, _, code := runTool(t, "links", "--sim", net, "--counters", "--json")
+	if code != exitcode.OK {
+		t.Fatalf("--json: exit %d", code)
+	}
+	var doc struct {
+		Links []struct {
+			A, B struct {
+				Node     string `json:"node"`
+				Port     int    `json:"port"`
+				Counters *struct {
+					Errors map[string]uint64 `json:"errors"`
+				} `json:"counters"`
+			}
+		} `json:"links"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range doc.Links {
+		if l.A.Counters == nil || l.B.Counters == nil {
+			t.Fatalf("link without counters: %s", js)
+		}
+		if l.A.Node == "sw1" && l.A.Port == 1 {
+			found = l.A.Counters.Errors["SymbolErrorCounter"] == 12 && l.B.Counters.Errors["PortXmitWait"] == 50
+		}
+	}
+	if !found {
+		t.Errorf("sw1[1] counters missing:\n%s", js)
+	}
+	// Without --counters, no GMP is sent and no counters are shown.
+	out, _, _ = runTool(t, "links", "--sim", net)
+	if bytes.Contains(out, []byte("Errors A/B")) {
+		t.Error("counters without --counters")
+	}
+}
+
+// TestWatchCounters: a link whose error counters went up between two
+// sweeps gets one line with the increase and its rate.
+func TestWatchCounters(t *testing.T) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, fab *attach.Fabric) {
+		if sweep != 0 {
+			return
+		}
+		for _, c := range []string{
+			`PerformanceSet "S-sw2"[3] PortCounters.SymbolErrorCounter=5`,
+			`PerformanceSet "H-h3"[1] PortCounters.LinkDownedCounter=1`,
+		} {
+			if err := fab.Sim.Exec(c); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { afterSweep = nil }()
+	out, stderr, code := runTool(t, "watch", "--sim", errorsNet, "--counters", "--interval", "1ms", "--count", "3")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 1 || !regexpMatch(`^\S+ link "sw2"\[3\] - "h3 mlx5_0"\[1\]: error counters up in \S+: "sw2"\[3\] SymbolErrorCounter \+5 \(\S+/s\); "h3 mlx5_0"\[1\] LinkDownedCounter \+1 \(\S+/s\)$`, []byte(lines[0])) {
+		t.Errorf("lines:\n%s", out)
+	}
+}
+
+func regexpMatch(re string, b []byte) bool { return regexp.MustCompile(re).Match(b) }

@@ -1,0 +1,409 @@
+package portcounters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// ErrNoLID is the failure of a query to a port that has no LID: a GMP
+// cannot be routed there (ibqueryerrors sends it to LID 0 and fails).
+var ErrNoLID = errors.New("port has no LID")
+
+// Config says how to read the counters.
+type Config struct {
+	Transport transport.Transport
+	// Timeout per attempt (default discover.DefaultTimeout) and further
+	// attempts after a timeout.
+	Timeout time.Duration
+	Retries int
+	// Outstanding is the number of nodes read at once; each node has at
+	// most one MAD outstanding, so this is also the MADs on the wire.
+	Outstanding int
+	// Thresholds decide which ports are reported (and, on switches with
+	// AllPortSelect, whether the ports are read one by one at all).
+	Thresholds Thresholds
+	// PerPort reads every port on its own even where a switch could sum
+	// them with AllPortSelect (what links and watch need).
+	PerPort bool
+	// ClearErrors and ClearCounts reset the error (PortXmitWait included
+	// where counted) and data counters after reading, with PortCounters
+	// (and PortCountersExtended) Sets as ibqueryerrors -k and -K do. Off,
+	// no Set is ever sent. The Sets go through Transport, which must
+	// allow them (see transport.ReadOnly).
+	ClearErrors, ClearCounts bool
+}
+
+// QueryError is one PerfMgt query that failed.
+type QueryError struct {
+	Node *model.Node
+	LID  uint16
+	Port int // pma.AllPorts for a switch's sum
+	Attr uint16
+	Err  error
+}
+
+func (e *QueryError) Error() string {
+	port := fmt.Sprint(e.Port)
+	if e.Port == int(pma.AllPorts) {
+		port = "ALL"
+	}
+	return fmt.Sprintf("%s query failed on %q, lid %d port %s: %v", pma.AttrName(e.Attr), e.Node.Description(), e.LID, port, e.Err)
+}
+
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// Sample is what was read from one port, or from all ports of a switch
+// (Port = pma.AllPorts).
+type Sample struct {
+	Port     int
+	LID      uint16
+	GUID     uint64 // port GUID
+	Counters pma.PortCounters
+	Ext      pma.PortCountersExtended
+	HasExt   bool
+	// Errors are the values judged: the 64-bit extended error counters
+	// where the PMA has them, else PortCounters' (PortXmitWait 0 where
+	// the PMA does not count it).
+	Errors pma.Errors
+	// Ext64 is true when Errors come from PortCountersExtended.
+	Ext64 bool
+	Err   *QueryError // nil when read
+	// Over is true when an error counter exceeds its threshold.
+	Over bool
+}
+
+// NodeReport is one node's counters, as ibqueryerrors walks them.
+type NodeReport struct {
+	Node   *model.Node
+	Cap    pma.ClassPortInfo
+	CapErr *QueryError
+	// All is the AllPortSelect sum of a switch that supports it (nil
+	// otherwise, or with Config.PerPort).
+	All *Sample
+	// Ports are the ports read one by one, by number.
+	Ports []Sample
+	// PortsChecked counts ports as ibqueryerrors does (a switch whose sum
+	// is clean counts all its ports).
+	PortsChecked int
+	// Cleared is set when the counters were reset after reading; ClearErr
+	// is the first reset that failed.
+	Cleared  bool
+	ClearErr *QueryError
+}
+
+// Bad reports whether a port of the node (or its sum) exceeds a threshold.
+func (n *NodeReport) Bad() bool {
+	if n.All != nil && n.All.Over {
+		return true
+	}
+	for i := range n.Ports {
+		if n.Ports[i].Over {
+			return true
+		}
+	}
+	return false
+}
+
+// Report is the counters of a fabric.
+type Report struct {
+	// Nodes in the order ibqueryerrors prints them (the reverse of
+	// libibnetdisc's discovery order).
+	Nodes      []NodeReport
+	Thresholds Thresholds
+	// Failures are the queries that failed, in node order.
+	Failures []*QueryError
+	MADs     int64
+
+	byNode map[*model.Node]*NodeReport // Lookup's index
+}
+
+// Summary counts as ibqueryerrors' summary does.
+func (r *Report) Summary() (nodes, badNodes, ports, badPorts int) {
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		nodes++
+		if n.Bad() {
+			badNodes++
+		}
+		ports += n.PortsChecked
+		for j := range n.Ports {
+			if n.Ports[j].Over {
+				badPorts++
+			}
+		}
+	}
+	return
+}
+
+// Read reads the counters of every node of f through cfg.Transport. It
+// returns an error only when the transport fails or ctx ends; failed
+// queries are in the report.
+func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
+	r := &reader{cfg: cfg}
+	if r.cfg.Timeout <= 0 {
+		r.cfg.Timeout = discover.DefaultTimeout
+	}
+	rep := &Report{Thresholds: cfg.Thresholds, Nodes: make([]NodeReport, len(f.Nodes))}
+	n := len(f.Nodes)
+	err := discover.Parallel(ctx, cfg.Outstanding, n, func(ctx context.Context, i int) error {
+		node := f.Nodes[n-1-i]
+		return r.node(ctx, node, &rep.Nodes[i])
+	})
+	rep.MADs = r.mads.Load()
+	for i := range rep.Nodes {
+		nr := &rep.Nodes[i]
+		if nr.CapErr != nil {
+			rep.Failures = append(rep.Failures, nr.CapErr)
+		}
+		if nr.All != nil && nr.All.Err != nil {
+			rep.Failures = append(rep.Failures, nr.All.Err)
+		}
+		for j := range nr.Ports {
+			if e := nr.Ports[j].Err; e != nil {
+				rep.Failures = append(rep.Failures, e)
+			}
+		}
+	}
+	return rep, err
+}
+
+type reader struct {
+	cfg  Config
+	mads atomic.Int64
+}
+
+// get sends one PerfMgt request and returns its data area. Timeouts are
+// retried; a transport failure is a *discover.FatalError.
+func (r *reader) get(ctx context.Context, n *model.Node, lid uint16, port int, m pma.MAD, out *[pma.DataSize]byte) *QueryError {
+	qe := func(err error) *QueryError {
+		return &QueryError{Node: n, LID: lid, Port: port, Attr: m.AttrID, Err: err}
+	}
+	if lid == 0 {
+		return qe(ErrNoLID)
+	}
+	var req, resp [pma.MADSize]byte
+	if err := m.MarshalTo(req[:]); err != nil {
+		return qe(err)
+	}
+	var err error
+	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
+		if ctx.Err() != nil {
+			return qe(ctx.Err())
+		}
+		r.mads.Add(1)
+		actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+		err = r.cfg.Transport.Exchange(actx, lid, req[:], resp[:])
+		expired := actx.Err() != nil
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return qe(ctx.Err())
+		}
+		if errors.Is(err, transport.ErrReadOnly) {
+			return qe(err) // a Set refused before it was sent
+		}
+		if expired {
+			err = fmt.Errorf("%w (%v)", transport.ErrTimeout, err)
+		} else if !errors.Is(err, transport.ErrTimeout) {
+			return qe(&discover.FatalError{Err: err})
+		}
+	}
+	if err != nil {
+		return qe(err)
+	}
+	var rm pma.MAD
+	if err := rm.UnmarshalBinary(resp[:]); err != nil {
+		return qe(fmt.Errorf("bad response: %w", err))
+	}
+	if rm.AttrID != m.AttrID || !rm.IsResponse() {
+		return qe(fmt.Errorf("response for attribute 0x%04x method 0x%02x", rm.AttrID, rm.Method))
+	}
+	if rm.Status != 0 {
+		return qe(&pma.StatusError{Status: rm.Status})
+	}
+	*out = rm.Data
+	return nil
+}
+
+// stop reports whether a query error must end the whole read.
+func stop(e *QueryError) error {
+	if e != nil && discover.IsStop(e.Err) {
+		return e.Err
+	}
+	return nil
+}
+
+// portLID is the LID a GMP for port p of n goes to: a switch's port-0 LID,
+// else the port's own.
+func portLID(n *model.Node, p int) uint16 {
+	if n.IsSwitch() {
+		return n.SMALID()
+	}
+	if pp := n.Port(p); pp != nil {
+		return pp.BaseLID()
+	}
+	return 0
+}
+
+func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error {
+	nr.Node = n
+	// ClassPortInfo: a switch's port 0, a CA's first known port.
+	cp := 0
+	if !n.IsSwitch() {
+		for p := 1; p <= n.NumPorts(); p++ {
+			if n.Port(p) != nil {
+				cp = p
+				break
+			}
+		}
+	}
+	var data [pma.DataSize]byte
+	if e := r.get(ctx, n, portLID(n, cp), cp, pma.NewGet(pma.AttrClassPortInfo, uint8(cp)), &data); e != nil {
+		nr.CapErr = e
+		if err := stop(e); err != nil {
+			return err
+		}
+	} else {
+		nr.Cap.UnmarshalBinary(data[:])
+	}
+	allPorts := nr.CapErr == nil && nr.Cap.Has(pma.CapAllPortSelect) && !r.cfg.PerPort
+	start := 1
+	if n.IsSwitch() && n.HasSwitchInfo && n.SwitchInfo.EnhancedPort0 {
+		start = 0
+	}
+	if allPorts {
+		s, err := r.sample(ctx, n, nr, int(pma.AllPorts))
+		nr.All = &s
+		if err != nil {
+			return err
+		}
+		if s.Err != nil || !s.Over {
+			nr.PortsChecked += n.NumPorts()
+			return r.clear(ctx, n, nr, int(pma.AllPorts))
+		}
+	}
+	for p := start; p <= n.NumPorts(); p++ {
+		if n.Port(p) == nil {
+			continue
+		}
+		s, err := r.sample(ctx, n, nr, p)
+		nr.Ports = append(nr.Ports, s)
+		nr.PortsChecked++
+		if err != nil {
+			return err
+		}
+		if !allPorts {
+			if err := r.clear(ctx, n, nr, p); err != nil {
+				return err
+			}
+		}
+	}
+	if allPorts {
+		return r.clear(ctx, n, nr, int(pma.AllPorts))
+	}
+	return nil
+}
+
+// sample reads PortCounters (and PortCountersExtended where the PMA has
+// them) of port p of n.
+func (r *reader) sample(ctx context.Context, n *model.Node, nr *NodeReport, p int) (Sample, error) {
+	lid := portLID(n, p)
+	s := Sample{Port: p, LID: lid}
+	if p == int(pma.AllPorts) {
+		if pp := n.Port(0); pp != nil {
+			s.GUID = pp.GUID
+		}
+	} else if pp := n.Port(p); pp != nil {
+		s.GUID = pp.GUID
+	}
+	if s.GUID == 0 {
+		s.GUID = n.Info.PortGUID
+	}
+	var data [pma.DataSize]byte
+	if e := r.get(ctx, n, lid, p, pma.NewGet(pma.AttrPortCounters, uint8(p)), &data); e != nil {
+		s.Err = e
+		return s, stop(e)
+	}
+	s.Counters.UnmarshalBinary(data[:])
+	cm := nr.Cap.CapabilityMask
+	if cm&(pma.CapExtWidth|pma.CapExtWidthNoIETF) != 0 {
+		if e := r.get(ctx, n, lid, p, pma.NewGet(pma.AttrPortCountersExtended, uint8(p)), &data); e != nil {
+			s.Err = e
+			return s, stop(e)
+		}
+		s.Ext.UnmarshalBinary(data[:])
+		s.HasExt = true
+	}
+	if cm&pma.CapXmitWait == 0 {
+		s.Counters.PortXmitWait = 0
+	}
+	if s.HasExt && nr.Cap.CapabilityMask2&pma.Cap2AddlPortCountersExt != 0 {
+		s.Errors, s.Ext64 = s.Ext.ErrorCounters, true
+	} else {
+		s.Errors = s.Counters.Errors()
+	}
+	s.Over = r.cfg.Thresholds.Exceeds(&s.Errors)
+	return s, nil
+}
+
+// clear resets the counters of port p of n after reading, as
+// ibqueryerrors' clear_port does, when the config asks for it.
+func (r *reader) clear(ctx context.Context, n *model.Node, nr *NodeReport, p int) error {
+	if !r.cfg.ClearErrors && !r.cfg.ClearCounts {
+		return nil
+	}
+	cm := nr.Cap.CapabilityMask
+	var mask uint32
+	if r.cfg.ClearErrors {
+		mask |= pma.SelectAllErrors
+		if cm&pma.CapXmitWait != 0 {
+			mask |= pma.SelectXmitWait
+		}
+	}
+	if r.cfg.ClearCounts {
+		mask |= pma.SelectAllData
+	}
+	lid := portLID(n, p)
+	var data [pma.DataSize]byte
+	fail := func(e *QueryError) error {
+		if nr.ClearErr == nil {
+			nr.ClearErr = e
+		}
+		return stop(e)
+	}
+	if e := r.get(ctx, n, lid, p, pma.NewClear(uint8(p), mask), &data); e != nil {
+		return fail(e)
+	}
+	if cm&(pma.CapExtWidth|pma.CapExtWidthNoIETF) != 0 {
+		mask = 0
+		if r.cfg.ClearCounts {
+			mask = 0x0F
+			if cm&pma.CapExtWidth != 0 {
+				mask = 0xFF
+			}
+		}
+		if r.cfg.ClearErrors && nr.Cap.CapabilityMask2&pma.Cap2AddlPortCountersExt != 0 {
+			mask |= 0xfff0000
+			if cm&pma.CapXmitWait != 0 {
+				mask |= 1 << 28
+			}
+		}
+		if mask != 0 {
+			if e := r.get(ctx, n, lid, p, pma.NewClearExtended(uint8(p), mask), &data); e != nil {
+				return fail(e)
+			}
+		}
+	}
+	nr.Cleared = true
+	return nil
+}

@@ -1,0 +1,233 @@
+// Command benchpma times `ibavtrack errors` against ibqueryerrors on the
+// same ibsim fabric: it generates a fat tree, serves it with ibsim, runs
+// `opensm --once` under libumad2sim (ibsim's PMA answers by LID only),
+// checks that both tools print the same report, then runs them
+// alternately and prints the median wall time and peak RSS of each. The
+// net file's do-lines inject SymbolErrorCounter values on every 37th node.
+// ibqueryerrors runs with --skip-sl (no SA after opensm --once); both read
+// an empty threshold file.
+//
+//	go run ./tools/benchpma [-spec fattree:levels=2,radix=64] [-runs 5] [-ibavtrack bin/ibavtrack]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/topology"
+)
+
+const shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+
+type sample struct {
+	wall time.Duration
+	rss  int64 // KiB
+	out  []byte
+}
+
+func main() {
+	spec := flag.String("spec", "fattree:levels=2,radix=64", "embedded-simulator generator spec of the fabric")
+	runs := flag.Int("runs", 5, "runs of each tool")
+	ours := flag.String("ibavtrack", "bin/ibavtrack", "ibavtrack binary")
+	flag.Parse()
+	if err := run(*spec, *runs, *ours, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "benchpma: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(spec string, runs int, ours string, out io.Writer) error {
+	for _, b := range []string{"ibsim", "ibqueryerrors", "opensm"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return fmt.Errorf("%s not installed (run scripts/install-deps.sh)", b)
+		}
+	}
+	abs, err := filepath.Abs(ours)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "benchpma")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	net := filepath.Join(dir, "fabric.net")
+	nodes, switches, ports, host, err := writeFabric(spec, net)
+	if err != nil {
+		return err
+	}
+	sock := fmt.Sprintf("benchpma%d", os.Getpid())
+	ibsim := exec.Command("ibsim", "-s", "-n",
+		"-N", strconv.Itoa(nodes+16), "-S", strconv.Itoa(switches+16), "-P", strconv.Itoa(ports+64), net)
+	ibsim.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock)
+	ibsim.Dir = dir
+	var ibsimLog bytes.Buffer
+	ibsim.Stdout, ibsim.Stderr = &ibsimLog, &ibsimLog
+	if err := ibsim.Start(); err != nil {
+		return err
+	}
+	defer func() { ibsim.Process.Kill(); ibsim.Wait() }()
+	if err := waitSocket(sock, 30*time.Second); err != nil {
+		return fmt.Errorf("ibsim did not come up: %v\n%s", err, ibsimLog.String())
+	}
+	env := []string{"IBSIM_SOCKNAME=" + sock, "SIM_HOST=" + host}
+	shimEnv := append([]string{"LD_PRELOAD=" + shim}, env...)
+
+	osm := exec.Command("opensm", "--once", "-F", "/dev/null", "-f", filepath.Join(dir, "opensm.log"), "--dump_files_dir", dir)
+	osm.Env = append(append(os.Environ(), shimEnv...), "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
+	osm.Dir = dir
+	start := time.Now()
+	if b, err := osm.CombinedOutput(); err != nil {
+		return fmt.Errorf("opensm --once: %v\n%s", err, b)
+	}
+	osmTime := time.Since(start)
+
+	th := filepath.Join(dir, "thresholds")
+	if err := os.WriteFile(th, nil, 0o644); err != nil {
+		return err
+	}
+	type config struct {
+		name string
+		bin  string
+		args []string
+		env  []string
+	}
+	confs := []config{
+		{"ibqueryerrors --skip-sl", "ibqueryerrors", []string{"--skip-sl", "--threshold-file", th}, shimEnv},
+		{"ibavtrack errors --ibsim", abs, []string{"errors", "--ibsim", "--threshold-file", th}, env},
+	}
+	samples := make([][]sample, len(confs))
+	for r := 0; r < runs; r++ {
+		for i, c := range confs {
+			s, err := runOnce(c.bin, c.args, c.env, dir)
+			if err != nil {
+				return fmt.Errorf("%s: %v", c.name, err)
+			}
+			samples[i] = append(samples[i], s)
+		}
+	}
+	same := bytes.Equal(samples[0][0].out, samples[1][0].out)
+	fmt.Fprintf(out, "fabric: %s (%d nodes, %d switches), ibsim 0.10, LIDs by opensm --once (%.1fs), attached at %s\n",
+		spec, nodes, switches, osmTime.Seconds(), host)
+	fmt.Fprintf(out, "machine: %s/%s, %d CPUs; %d runs each, alternating; medians\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runs)
+	fmt.Fprintf(out, "%-36s %10s %12s\n", "configuration", "wall (s)", "peak RSS")
+	med := make([]sample, len(confs))
+	for i, c := range confs {
+		med[i] = median(samples[i])
+		fmt.Fprintf(out, "%-36s %10.3f %9d KiB\n", c.name, med[i].wall.Seconds(), med[i].rss)
+	}
+	fmt.Fprintf(out, "\nibavtrack errors / ibqueryerrors: wall %.2fx; reports identical: %v (%d port lines)\n",
+		med[1].wall.Seconds()/med[0].wall.Seconds(), same, bytes.Count(samples[1][0].out, []byte("   GUID ")))
+	if !same {
+		return fmt.Errorf("the reports differ:\n--- ibqueryerrors\n%s--- ibavtrack errors\n%s", samples[0][0].out, samples[1][0].out)
+	}
+	return nil
+}
+
+// writeFabric generates spec and writes it as a topology file; it
+// returns the node, switch and port counts and a CA to attach to.
+func writeFabric(spec, path string) (nodes, switches, ports int, host string, err error) {
+	f, err := sim.Generate(spec, nil)
+	if err != nil {
+		return
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		return
+	}
+	defer tr.Close()
+	res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: 16})
+	if err != nil {
+		return
+	}
+	w, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	bw := bufio.NewWriter(w)
+	if err = topology.WriteTopology(bw, res.Fabric, topology.Options{}); err == nil {
+		// Errors for the reports to show: every 37th node's port 1.
+		for i, n := range res.Fabric.Nodes {
+			if i%37 == 0 {
+				fmt.Fprintf(bw, "do PerformanceSet %q[1] PortCounters.SymbolErrorCounter=%d\n", smp.NodeID(n.Type(), n.GUID()), i+1)
+			}
+		}
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	for _, n := range res.Fabric.Nodes {
+		nodes++
+		ports += n.NumPorts() + 1
+		if n.IsSwitch() {
+			switches++
+		} else if host == "" {
+			host = smp.NodeID(n.Type(), n.GUID())
+		}
+	}
+	return
+}
+
+func runOnce(bin string, args, env []string, dir string) (sample, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	// ibqueryerrors exits 1 when it finds errors; ours 0 (no --check).
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
+		return sample{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(e.String()))
+	}
+	s := sample{wall: wall, out: o.Bytes()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.rss = ru.Maxrss
+	}
+	return s, nil
+}
+
+func median(ss []sample) sample {
+	w := make([]time.Duration, len(ss))
+	r := make([]int64, len(ss))
+	for i, s := range ss {
+		w[i], r[i] = s.wall, s.rss
+	}
+	sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
+	sort.Slice(r, func(i, j int) bool { return r[i] < r[j] })
+	return sample{wall: w[len(w)/2], rss: r[len(r)/2]}
+}
+
+// waitSocket waits until ibsim's control socket shows in /proc/net/unix.
+func waitSocket(sock string, d time.Duration) error {
+	want := []byte("@" + sock + ":ctl@")
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/proc/net/unix")
+		if err == nil && bytes.Contains(b, want) {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no socket @%s:ctl after %v", sock, d)
+}

@@ -134,8 +134,11 @@ func (t *tool) resolve(flag, spec string) (*model.Port, error) {
 			in = flag + " " + spec
 		}
 		msg := err.Error()
-		if strings.HasPrefix(msg, strconv.Quote(strings.TrimSpace(spec))+": ") {
-			msg = msg[len(strconv.Quote(strings.TrimSpace(spec)))+2:]
+		for _, q := range []string{strconv.Quote(spec), strconv.Quote(strings.TrimSpace(spec))} {
+			if strings.HasPrefix(msg, q+": ") {
+				msg = msg[len(q)+2:]
+				break
+			}
 		}
 		return nil, cliapp.Usage(in, msg)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
 const examples = `With no mode option, ibhops discovers the fabric and prints its LID hop
@@ -53,6 +54,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.BoolFlag{Name: "trace", Usage: "trace the route from SRC to DST through the forwarding tables (ibtracert's format)"},
 		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format)"},
 		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
+		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch)"},
+		&cli.BoolFlag{Name: "routed", Usage: "hops along the switches' forwarding tables instead of a routing engine's matrix (dump; SRC DST: the route to DST's exact LID)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text (every mode)"},
 		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes, print at most `N` findings of each kind as text (0: all)"},
 		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when it exists)"},
@@ -103,7 +106,11 @@ type tool struct {
 	names    *nodenamemap.Map
 	json     bool
 	limit    int
-	q        *discover.Querier
+	// engine is the routing engine whose matrix the dump, queries and
+	// --switch use; routed uses the forwarding tables instead.
+	engine routing.Engine
+	routed bool
+	q      *discover.Querier
 	// notes are printed on stderr after the output.
 	notes []string
 	// problem is set when the mode found something wrong (exit 4).
@@ -206,6 +213,19 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case m != modeTrace && m != modeDump && len(args) != 0:
 		return cliapp.Usage(strings.Join(args, " "), "no arguments with "+set[0])
 	}
+	engine, err := routing.ParseEngine(c.String("routing-engine"))
+	if err != nil {
+		return cliapp.Usage("--routing-engine "+c.String("routing-engine"), strings.TrimPrefix(err.Error(), fmt.Sprintf("unknown routing engine %q ", c.String("routing-engine"))))
+	}
+	routed := c.Bool("routed")
+	switch {
+	case routed && c.IsSet("routing-engine"):
+		return cliapp.Usage("--routed and --routing-engine", "choose one")
+	case routed && m != modeDump && m != modeQuery:
+		return cliapp.Usage("--routed", "only with the dump or SRC DST")
+	case c.IsSet("routing-engine") && m != modeDump && m != modeQuery && m != modeSwitch:
+		return cliapp.Usage("--routing-engine", "only with the dump, SRC DST or --switch")
+	}
 	if c.Int("limit") < 0 {
 		return cliapp.Usage("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")
 	}
@@ -215,7 +235,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	cfg := s.Config()
 
-	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit")}
+	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit"), engine: engine, routed: routed}
 	names, err := nodenamemap.Open(c.String("node-name-map"))
 	if err != nil {
 		if c.IsSet("node-name-map") {
@@ -282,7 +302,8 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		write = func(w io.Writer) error { return t.query(w, a, b) }
+		dlid := specLID(args[1], b)
+		write = func(w io.Writer) error { return t.query(w, a, b, dlid) }
 	case modeSwitch:
 		sw, err := t.resolveSwitch("--switch", c.String("switch"))
 		if err != nil {

@@ -1,0 +1,121 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+)
+
+// engineFabrics are the fabrics the routing engines are compared on: fat
+// trees, irregular ones (a chain, a loop of switches, mixed speeds), LMC
+// 1 and 2 over parallel links, and ibsim's example.
+func engineFabrics(t *testing.T) []compatFabric {
+	var out []compatFabric
+	for _, f := range []struct {
+		file, host string
+		args       []string
+	}{
+		{"fattree2.net", "H0", nil},
+		{"fattree3.net", "H0", nil},
+		{"chain10.net", "hA", nil},
+		{"loop.net", "h1", nil},
+		{"mixed.net", "H-0c42a10300000a00", nil},
+		{"lmc.net", "h1", []string{"-l", "1"}},
+		{"lmc.net", "h1", []string{"-l", "2"}},
+	} {
+		abs, err := filepath.Abs(fabrics + f.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, compatFabric{file: abs, osmHost: f.host, smArgs: f.args})
+	}
+	out = append(out, compatFabric{file: ibsimtest.ExampleNet + "/net", osmHost: "Hca1"})
+	return out
+}
+
+var engineUsed = regexp.MustCompile(`(\S+) tables configured on all switches`)
+
+// TestCompatRoutingEngines runs OpenSM once with every routing engine it
+// ships on each fabric of engineFabrics and compares `ibhops
+// --routing-engine NAME` with the opensm-lid-matrix.dump it wrote: byte
+// for byte, except nue's rows for switch LIDs, which ibhops cannot derive
+// (man page, ROUTING ENGINES). After dfsssp, `--routed` gives its dump
+// too.
+func TestCompatRoutingEngines(t *testing.T) {
+	ibsimtest.Require(t)
+	used := map[string]int{}
+	for _, fab := range engineFabrics(t) {
+		name := filepath.Base(fab.file) + strings.Join(fab.smArgs, "")
+		t.Run(name, func(t *testing.T) {
+			for _, e := range routing.Engines {
+				sim := ibsimtest.Start(t, fab.file)
+				dir := t.TempDir()
+				log := sim.RunOpenSM(t, fab.osmHost, dir, append([]string{"-R", string(e)}, fab.smArgs...)...)
+				want, err := os.ReadFile(filepath.Join(dir, "opensm-lid-matrix.dump"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ran := "?"
+				if m := engineUsed.FindSubmatch(log); m != nil {
+					ran = string(m[1])
+				}
+				used[string(e)+"→"+ran]++
+				base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
+				out, stderr, code := runOurs(t, append(base, "--routing-engine", string(e))...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", e, code, stderr)
+				}
+				got, exp := out, want
+				if e == routing.Nue {
+					f, _ := ibsimFabric(t, sim.SockName)
+					got, exp = dropSwitchRows(f, got), dropSwitchRows(f, want)
+				}
+				if !bytes.Equal(got, exp) {
+					t.Errorf("%s (OpenSM used %s): dump differs from OpenSM's:\n%s", e, ran, golden.LineDiff(string(exp), string(got)))
+				}
+				if e == routing.DFSSSP {
+					out, stderr, code := runOurs(t, append(base, "--routed")...)
+					if code != 0 || !bytes.Equal(out, want) {
+						t.Errorf("--routed after dfsssp: exit %d %s\n%s", code, stderr, golden.LineDiff(string(want), string(out)))
+					}
+				}
+			}
+		})
+	}
+	t.Logf("engine → engine OpenSM used: %v", used)
+	// Every engine but torus-2QoS (which needs its torus configuration)
+	// must have routed some fabric itself, or the comparison proves
+	// little.
+	for _, e := range routing.Engines {
+		if e != routing.Torus2QoS && used[string(e)+"→"+string(e)] == 0 {
+			t.Errorf("OpenSM never routed with %s", e)
+		}
+	}
+}
+
+// dropSwitchRows removes the rows of switch LIDs from a dump.
+func dropSwitchRows(f *model.Fabric, dump []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(dump, []byte("\n")) {
+		if len(l) > 7 && bytes.HasPrefix(l, []byte("0x")) && l[6] == ':' {
+			if v, err := strconv.ParseUint(string(l[2:6]), 16, 16); err == nil {
+				if p := f.PortByLID(uint16(v)); p != nil && p.Node.IsSwitch() {
+					continue
+				}
+			}
+		}
+		out = append(out, l...)
+	}
+	return out
+}

@@ -186,6 +186,8 @@ type jsonQuery struct {
 	Src    jsonPort `json:"src"`
 	Dst    jsonPort `json:"dst"`
 	Hops   *int     `json:"hops"` // null: no path
+	// RoutedDLID is the LID whose route was followed (--routed only).
+	RoutedDLID uint16 `json:"routed_dlid,omitempty"`
 }
 
 func (t *tool) query(w io.Writer, a, b *model.Port, dlid uint16) error {
@@ -222,7 +224,11 @@ func (t *tool) query(w io.Writer, a, b *model.Port, dlid uint16) error {
 		t.problem = true
 	}
 	if t.json {
-		return writeJSON(w, jsonQuery{Schema: "ibdiag.hops-query/v1", Src: t.jport(a.Phys), Dst: t.jport(b.Phys), Hops: hops})
+		q := jsonQuery{Schema: "ibdiag.hops-query/v1", Src: t.jport(a.Phys), Dst: t.jport(b.Phys), Hops: hops}
+		if t.routed {
+			q.RoutedDLID = dlid
+		}
+		return writeJSON(w, q)
 	}
 	what := "no path"
 	if hops != nil {
@@ -231,7 +237,11 @@ func (t *tool) query(w io.Writer, a, b *model.Port, dlid uint16) error {
 			what = "1 hop"
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s: %s -> %s\n", what, t.describe(a), t.describe(b))
+	how := ""
+	if t.routed {
+		how = fmt.Sprintf(" (routed to LID %d)", dlid)
+	}
+	_, err := fmt.Fprintf(w, "%s: %s -> %s%s\n", what, t.describe(a), t.describe(b), how)
 	return err
 }
 

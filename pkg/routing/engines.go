@@ -63,9 +63,9 @@ func (e Engine) FromTables() bool { return e == DFSSSP || e == SSSP || e == Nue 
 //     matrix at all.
 //   - updn, dnup: their up/down searches (ComputeUpDn, ComputeDnUp),
 //     min-hop where they give up.
-//   - dfsssp, sssp, nue: the hop counts of the programmed routes at the
-//     port each route leaves by (RoutedHops); nue records other counts
-//     for switch LIDs, which cannot be derived.
+//   - dfsssp, sssp: the hop counts of the programmed routes at the port
+//     each route leaves by (RoutedHops); nue the same for CA and router
+//     LIDs and a left-over count for switch LIDs (NueHops).
 func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
 	switch e {
 	case UpDn:
@@ -88,7 +88,8 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 		}
 		notes := []string{fmt.Sprintf("%s: derived from the switches' forwarding tables as read: OpenSM's %s records the hop count of each route it programs; equal to its dump only if these are its routes (and %s did not fall back to min-hop)", e, e, e)}
 		if e == Nue {
-			notes = append(notes, "nue: rows of switch LIDs hold the routed hop counts; OpenSM's nue records another count there (from its channel-dependency search) that SMPs cannot reveal")
+			notes = append(notes, "nue: assumes OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE (rows of switch LIDs hold the count nue left from its last CA route)")
+			return NueHops(f, t), notes
 		}
 		return RoutedHops(f, t), notes
 	case File:

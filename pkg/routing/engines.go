@@ -58,9 +58,8 @@ func (e Engine) FromTables() bool { return e == DFSSSP || e == SSSP || e == Nue 
 //   - file: the min-hop matrix, unless OpenSM loaded a LID matrix file.
 //   - ftree: the min-hop matrix; ftree writes its own up/down hop counts
 //     for switch LIDs over it, which on fat trees are the same.
-//   - torus-2QoS: the min-hop matrix (what OpenSM falls back to when
-//     torus-2QoS cannot route); when torus-2QoS routes, it builds no
-//     matrix at all.
+//   - torus-2QoS: no rows: torus-2QoS builds no matrix (when it cannot
+//     route, OpenSM falls back to min-hop, which SMPs cannot tell).
 //   - updn, dnup: their up/down searches (ComputeUpDn, ComputeDnUp),
 //     min-hop where they give up.
 //   - dfsssp, sssp: the hop counts of the programmed routes at the port
@@ -97,7 +96,7 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 	case FTree:
 		return model.ComputeHops(f), []string{"ftree: the min-hop matrix; OpenSM's ftree writes its own up/down hop counts for switch LIDs over it (the same on the fat trees compared), and falls back to min-hop on other fabrics"}
 	case Torus2QoS:
-		return model.ComputeHops(f), []string{"torus-2QoS: the min-hop matrix, which OpenSM writes when torus-2QoS cannot route the fabric (e.g. without torus-2QoS.conf); when it does route, OpenSM's dump has only the \"Switch:\" lines (torus-2QoS builds no hop matrix), and SMPs cannot tell which happened"}
+		return model.NewHopTables(f), []string{"torus-2QoS: builds no hop matrix, so OpenSM's dump has only the \"Switch:\" lines when torus-2QoS routed the fabric; when it could not (not a torus, no torus-2QoS.conf, QoS off) OpenSM fell back to min-hop (--routing-engine minhop); SMPs cannot tell which happened"}
 	}
 	return model.ComputeHops(f), nil
 }

@@ -46,7 +46,8 @@ func ComputeUpDn(f *Fabric) (h *HopTables, ok bool) {
 	if roots == 0 {
 		return h, false
 	}
-	h.rank(nodes)
+	links := h.switchLinks()
+	h.rank(nodes, links)
 	h.clearHops()
 	dir := func(cur, rem *udNode) udDir {
 		switch {
@@ -62,7 +63,7 @@ func ComputeUpDn(f *Fabric) (h *HopTables, ok bool) {
 		return dirDown
 	}
 	for i := range h.switches {
-		h.upDownSearch(i, nodes, dirUp, dir, func(cur, next udDir) bool { return cur == dirDown && next == dirUp })
+		h.upDownSearch(i, nodes, links, dirUp, dir, func(cur, next udDir) bool { return cur == dirDown && next == dirUp })
 	}
 	return h, true
 }
@@ -90,7 +91,8 @@ func ComputeDnUp(f *Fabric) (h *HopTables, ok bool) {
 		h.minHop()
 		return h, false
 	}
-	h.rank(nodes)
+	links := h.switchLinks()
+	h.rank(nodes, links)
 	dir := func(cur, rem *udNode) udDir {
 		switch {
 		case cur.rank == 0 && rem.rank == 0:
@@ -103,7 +105,7 @@ func ComputeDnUp(f *Fabric) (h *HopTables, ok bool) {
 		return dirEqual
 	}
 	for i := range h.switches {
-		h.upDownSearch(i, nodes, dirDown, dir, func(cur, next udDir) bool { return cur == dirUp && next == dirDown })
+		h.upDownSearch(i, nodes, links, dirDown, dir, func(cur, next udDir) bool { return cur == dirUp && next == dirDown })
 	}
 	return h, true
 }
@@ -157,9 +159,34 @@ func (h *HopTables) updnRoots() map[int]bool {
 	return roots
 }
 
+// swLink is a link from a switch with tables to another (or itself).
+type swLink struct {
+	peer       int // index of the remote switch
+	remotePort int
+}
+
+// switchLinks lists, for each switch with tables, its links to switches
+// with tables in port order (ports 1..N), as osm_node_get_remote_node
+// sees them.
+func (h *HopTables) switchLinks() [][]swLink {
+	out := make([][]swLink, len(h.switches))
+	for i, n := range h.switches {
+		for p := 1; p <= n.NumPorts(); p++ {
+			pp := n.Port(p)
+			if pp == nil || pp.Remote == nil {
+				continue
+			}
+			if r, ok := h.pos[pp.Remote.Node]; ok {
+				out[i] = append(out[i], swLink{peer: r, remotePort: int(pp.Remote.Num)})
+			}
+		}
+	}
+	return out
+}
+
 // rank gives every switch reachable from a rank-0 switch its distance
 // from the nearest one (updn_subn_rank, dnup_subn_rank).
-func (h *HopTables) rank(nodes []udNode) {
+func (h *HopTables) rank(nodes []udNode, links [][]swLink) {
 	var queue []int
 	for i := range nodes {
 		if nodes[i].rank == 0 {
@@ -169,16 +196,8 @@ func (h *HopTables) rank(nodes []udNode) {
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		n := h.switches[u]
-		for p := 1; p <= n.NumPorts(); p++ {
-			pp := n.Port(p)
-			if pp == nil || pp.Remote == nil {
-				continue
-			}
-			r, ok := h.pos[pp.Remote.Node]
-			if !ok {
-				continue
-			}
+		for _, l := range links[u] {
+			r := l.peer
 			if nodes[r].rank > nodes[u].rank+1 {
 				nodes[r].rank = nodes[u].rank + 1
 				queue = append(queue, r)
@@ -200,9 +219,10 @@ func (h *HopTables) clearHops() {
 // offers its least hop count + 1 to every neighbour switch over a legal
 // turn; a neighbour port whose entry gets lower is set, and the neighbour
 // queued with the step's direction unless it is already queued.
-func (h *HopTables) upDownSearch(start int, nodes []udNode, first udDir, dir func(cur, rem *udNode) udDir, illegal func(cur, next udDir) bool) {
+func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, first udDir, dir func(cur, rem *udNode) udDir, illegal func(cur, next udDir) bool) {
 	lid := h.switches[start].SMALID()
 	h.setHops(start, lid, 0, 0)
+	row := int(h.index[lid]) - 1 // the LID's row in every matrix
 	nodes[start].dir = first
 	queue := []int{start}
 	for len(queue) > 0 {
@@ -210,24 +230,24 @@ func (h *HopTables) upDownSearch(start int, nodes []udNode, first udDir, dir fun
 		queue = queue[1:]
 		nodes[u].visited = false
 		cur := nodes[u].dir
-		n := h.switches[u]
-		for p := 1; p <= n.NumPorts(); p++ {
-			pp := n.Port(p)
-			if pp == nil || pp.Remote == nil {
-				continue
-			}
-			r, ok := h.pos[pp.Remote.Node]
-			if !ok {
-				continue
-			}
+		mu := &h.mats[u]
+		for _, l := range links[u] {
+			r := l.peer
 			next := dir(&nodes[u], &nodes[r])
 			if illegal(cur, next) {
 				continue
 			}
-			least := h.mats[u].LeastHops(lid)
-			rp := int(pp.Remote.Num)
-			if int(least)+1 < int(h.mats[r].Get(lid, rp)) {
-				h.setHops(r, lid, rp, least+1)
+			least := mu.data[row*mu.width]
+			mr := &h.mats[r]
+			if l.remotePort >= mr.width {
+				continue
+			}
+			e := &mr.data[row*mr.width+l.remotePort]
+			if int(least)+1 < int(*e) {
+				*e = least + 1
+				if c := &mr.data[row*mr.width]; *c > *e {
+					*c = *e
+				}
 				if !nodes[r].visited {
 					nodes[r].dir = next
 					nodes[r].visited = true

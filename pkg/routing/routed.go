@@ -44,7 +44,7 @@ func routedTables(f *model.Fabric, t *Tables, value func(i int, lid uint16, hops
 			if value != nil {
 				v = value(i, lid, v)
 			}
-			_ = h.SetHops(sw, lid, r.ports[i], v)
+			_ = h.SetHops(sw, lid, r.out[i], v)
 		}
 	}
 	return h
@@ -53,20 +53,55 @@ func routedTables(f *model.Fabric, t *Tables, value func(i int, lid uint16, hops
 // router follows the routes of one LID from every switch at once,
 // sharing each switch's outcome with the routes through it.
 type router struct {
-	f     *model.Fabric
-	t     *Tables
 	sws   []*model.Node
-	idx   map[*model.Node]int
+	own   [][2]uint16 // per switch: its LID range (0, 0: none)
+	tabs  [][]byte    // per switch: its LFT (nil: not read)
+	ports [][]rport   // per switch, per port 0..N: where the port leads
 	state []uint8
 	hops  []uint8 // per switch: hops to the LID, NoPath when broken
-	ports []int   // per switch: the port the route leaves by
+	out   []int   // per switch: the port the route leaves by
+}
+
+// rport is where a switch port leads.
+type rport struct {
+	linked bool
+	lo, hi uint16 // the LID range of the port it reaches (0, 0: none)
+	peer   int    // index of the switch it reaches, -1 for another node
 }
 
 func newRouter(f *model.Fabric, t *Tables, sws []*model.Node) *router {
-	r := &router{f: f, t: t, sws: sws, idx: make(map[*model.Node]int, len(sws)),
-		state: make([]uint8, len(sws)), hops: make([]uint8, len(sws)), ports: make([]int, len(sws))}
-	for i, n := range sws {
-		r.idx[n] = i
+	n := len(sws)
+	r := &router{sws: sws, own: make([][2]uint16, n), tabs: make([][]byte, n), ports: make([][]rport, n),
+		state: make([]uint8, n), hops: make([]uint8, n), out: make([]int, n)}
+	idx := make(map[*model.Node]int, n)
+	for i, sw := range sws {
+		idx[sw] = i
+	}
+	lidRange := func(pp *model.PhysPort) (uint16, uint16) {
+		b := pp.BaseLID()
+		if b == 0 {
+			return 0, 0
+		}
+		return b, uint16(min(uint32(b)+1<<pp.LMC()-1, 0xFFFF))
+	}
+	for i, sw := range sws {
+		if z := sw.Port(0); z != nil {
+			r.own[i][0], r.own[i][1] = lidRange(z)
+		}
+		r.tabs[i] = t.Table(sw)
+		r.ports[i] = make([]rport, sw.NumPorts()+1)
+		for p := 1; p <= sw.NumPorts(); p++ {
+			pp := sw.Port(p)
+			if pp == nil || pp.Remote == nil {
+				continue
+			}
+			rp := rport{linked: true, peer: -1}
+			rp.lo, rp.hi = lidRange(pp.Remote)
+			if j, ok := idx[pp.Remote.Node]; ok {
+				rp.peer = j
+			}
+			r.ports[i][p] = rp
+		}
 	}
 	return r
 }
@@ -85,6 +120,11 @@ func (r *router) resolveAll(lid uint16) {
 	}
 }
 
+// resolve returns the hops from switch i to lid and records the port the
+// route leaves by: 0 hops through port 0 for its own LIDs, 1 when its
+// LFT leads to the port owning lid, 1 + the next switch's hops when it
+// leads to a switch; NoPath for a black hole, a down port, a loop, a
+// table not read or a node that does not own lid.
 func (r *router) resolve(i int, lid uint16) uint8 {
 	switch r.state[i] {
 	case rsDone:
@@ -93,8 +133,28 @@ func (r *router) resolve(i int, lid uint16) uint8 {
 		return model.NoPath // a loop
 	}
 	r.state[i] = rsActive
-	v, port := routedStep(r.f, r.t, r.sws[i], lid, r.idx, func(j int) uint8 { return r.resolve(j, lid) })
-	r.state[i], r.hops[i], r.ports[i] = rsDone, v, port
+	v, port := model.NoPath, 0
+	tab := r.tabs[i]
+	switch {
+	case r.own[i][0] != 0 && lid >= r.own[i][0] && lid <= r.own[i][1]:
+		v = 0
+	case tab == nil || int(lid) >= len(tab):
+	default:
+		out := int(tab[lid])
+		if out == 0 || out >= len(r.ports[i]) || !r.ports[i][out].linked {
+			break
+		}
+		rp := r.ports[i][out]
+		switch {
+		case rp.lo != 0 && lid >= rp.lo && lid <= rp.hi:
+			v, port = 1, out
+		case rp.peer >= 0:
+			if w := r.resolve(rp.peer, lid); w < model.NoPath-1 {
+				v, port = w+1, out
+			}
+		}
+	}
+	r.state[i], r.hops[i], r.out[i] = rsDone, v, port
 	return v
 }
 
@@ -154,40 +214,4 @@ func lastNueLID(f *model.Fabric) uint16 {
 	}
 	_, hi := best.LIDRange()
 	return hi
-}
-
-// routedStep is one switch's part of a route to lid: the hops from sw
-// and the port they leave by (0 for sw's own LID); next resolves a
-// neighbour switch by index.
-func routedStep(f *model.Fabric, t *Tables, sw *model.Node, lid uint16, idx map[*model.Node]int, next func(int) uint8) (uint8, int) {
-	if z := sw.Port(0); z != nil && owns(z, lid) {
-		return 0, 0
-	}
-	if t.Table(sw) == nil {
-		return model.NoPath, 0
-	}
-	out := t.Port(sw, lid)
-	if out == NoRoute || out == 0 || int(out) > sw.NumPorts() {
-		return model.NoPath, 0
-	}
-	pp := sw.Port(int(out))
-	if pp == nil || pp.Remote == nil {
-		return model.NoPath, 0
-	}
-	rem := pp.Remote
-	if owns(rem, lid) {
-		return 1, int(out)
-	}
-	if !rem.Node.IsSwitch() {
-		return model.NoPath, 0
-	}
-	j, ok := idx[rem.Node]
-	if !ok {
-		return model.NoPath, 0
-	}
-	v := next(j)
-	if v == model.NoPath || v >= model.NoPath-1 {
-		return model.NoPath, 0
-	}
-	return v + 1, int(out)
 }

@@ -69,28 +69,24 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 	switch e {
 	case UpDn:
 		h, ok := model.ComputeUpDn(f)
-		notes := []string{"updn: as OpenSM computes it with its default options (no root_guid_file, ids_guid_file or connect_roots): the roots are found from the min-hop tables"}
 		if !ok {
-			notes = append(notes, "updn: no root switch found: OpenSM gives up updn and falls back to min-hop (printed)")
+			return h, []string{"updn: no root switch found: OpenSM gives up updn and falls back to min-hop (printed); a root_guid_file, which SMPs cannot read, would change that"}
 		}
-		return h, notes
+		return h, []string{"updn: as OpenSM computes it with its default options (roots found from the min-hop tables; no root_guid_file, ids_guid_file or connect_roots, which SMPs cannot read)"}
 	case DnUp:
 		h, ok := model.ComputeDnUp(f)
-		notes := []string{"dnup: as OpenSM computes it with its default options (connect_roots off)"}
 		if !ok {
-			notes = append(notes, "dnup: no switch has a CA or router: OpenSM gives up dnup and falls back to min-hop (printed)")
+			return h, []string{"dnup: no switch has a CA or router: OpenSM gives up dnup and falls back to min-hop (printed)"}
 		}
-		return h, notes
+		return h, []string{"dnup: as OpenSM computes it with its default options (connect_roots off)"}
 	case DFSSSP, SSSP, Nue:
 		if t == nil {
 			t = NewTables()
 		}
-		notes := []string{fmt.Sprintf("%s: derived from the switches' forwarding tables as read: OpenSM's %s records the hop count of each route it programs; equal to its dump only if these are its routes (and %s did not fall back to min-hop)", e, e, e)}
 		if e == Nue {
-			notes = append(notes, "nue: assumes OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE (rows of switch LIDs hold the count nue left from its last CA route)")
-			return NueHops(f, t), notes
+			return NueHops(f, t), []string{"nue: derived from the switches' forwarding tables as read, with OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE: equal to OpenSM's dump only if these are nue's routes (and nue did not fall back to min-hop)"}
 		}
-		return RoutedHops(f, t), notes
+		return RoutedHops(f, t), []string{fmt.Sprintf("%s: derived from the switches' forwarding tables as read: OpenSM's %s records the hop count of each route it programs; equal to its dump only if these are its routes (and %s did not fall back to min-hop)", e, e, e)}
 	case File:
 		return model.ComputeHops(f), []string{"file: the min-hop matrix, which OpenSM uses unless it was given a LID matrix file (lid_matrix_file), which SMPs cannot read"}
 	case FTree:

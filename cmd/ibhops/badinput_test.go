@@ -62,6 +62,11 @@ func TestBadInput(t *testing.T) {
 		{"LFT of a CA", []string{"--sim", loop, "--lft", "h3"}, "--lft h3", "is not a switch"},
 		{"unknown trace source", []string{"--sim", loop, "--trace", "nosuch", "h1"}, "--trace nosuch", "not in the fabric"},
 		{"unknown trace LID", []string{"--sim", loop, "--trace", "h1", "4000"}, "--trace 4000", "not in the fabric"},
+		// routing engines
+		{"unknown engine", []string{"--sim", loop, "--routing-engine", "fattree"}, "--routing-engine fattree", "one of minhop, updn"},
+		{"engine and routed", []string{"--sim", loop, "--routing-engine", "updn", "--routed"}, "--routed and --routing-engine", "choose one"},
+		{"routed trace", []string{"--sim", loop, "--routed", "--trace", "h1", "h2"}, "--routed", "only with the dump or SRC DST"},
+		{"engine with check", []string{"--sim", loop, "--routing-engine", "dfsssp", "--check-routes"}, "--routing-engine", "only with the dump"},
 		// files
 		{"name map", []string{"--sim", loop, "--node-name-map", badMap}, "bad.map", "line 2"},
 		{"missing name map", []string{"--sim", loop, "--node-name-map", filepath.Join(dir, "none.map")}, "none.map", "no such file"},

@@ -215,7 +215,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	engine, err := routing.ParseEngine(c.String("routing-engine"))
 	if err != nil {
-		return cliapp.Usage("--routing-engine "+c.String("routing-engine"), strings.TrimPrefix(err.Error(), fmt.Sprintf("unknown routing engine %q ", c.String("routing-engine"))))
+		names := make([]string, len(routing.Engines))
+		for i, e := range routing.Engines {
+			names[i] = string(e)
+		}
+		return cliapp.Usage("--routing-engine "+c.String("routing-engine"), "not an OpenSM routing engine (one of "+strings.Join(names, ", ")+")")
 	}
 	routed := c.Bool("routed")
 	switch {

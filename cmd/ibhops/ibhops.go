@@ -134,7 +134,14 @@ func (t *tool) nameFunc() func(*model.Node) string {
 // resolve finds the logical port a user named; errors are usage errors
 // naming the input.
 func (t *tool) resolve(flag, spec string) (*model.Port, error) {
-	p, err := t.f.ResolvePort(spec, t.nameFunc())
+	p, _, err := t.resolveLID(flag, spec)
+	return p, err
+}
+
+// resolveLID is resolve that also returns the LID meant: the LID given
+// (any of an LMC range), else the port's base LID.
+func (t *tool) resolveLID(flag, spec string) (*model.Port, uint16, error) {
+	p, lid, err := t.f.ResolveLID(spec, t.nameFunc())
 	if err != nil {
 		in := spec
 		if flag != "" {
@@ -147,9 +154,9 @@ func (t *tool) resolve(flag, spec string) (*model.Port, error) {
 				break
 			}
 		}
-		return nil, cliapp.Usage(in, msg)
+		return nil, 0, cliapp.Usage(in, msg)
 	}
-	return p, nil
+	return p, lid, nil
 }
 
 // resolveSwitch is resolve for a switch.
@@ -162,21 +169,6 @@ func (t *tool) resolveSwitch(flag, spec string) (*model.Node, error) {
 		return nil, cliapp.Usage(flag+" "+spec, fmt.Sprintf("%s %q is not a switch", nodeType(p.Node), t.name(p.Node)))
 	}
 	return p.Node, nil
-}
-
-// specLID returns the LID a SRC/DST spec names when it is a LID, else
-// the port's base LID.
-func specLID(spec string, p *model.Port) uint16 {
-	s := strings.TrimSpace(spec)
-	if v, err := strconv.ParseUint(s, 10, 16); err == nil {
-		return uint16(v)
-	}
-	if len(s) > 2 && len(s) <= 6 && (s[:2] == "0x" || s[:2] == "0X") {
-		if v, err := strconv.ParseUint(s[2:], 16, 16); err == nil {
-			return uint16(v)
-		}
-	}
-	return p.BaseLID()
 }
 
 func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
@@ -302,11 +294,10 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := t.resolve("", args[1])
+		b, dlid, err := t.resolveLID("", args[1])
 		if err != nil {
 			return err
 		}
-		dlid := specLID(args[1], b)
 		write = func(w io.Writer) error { return t.query(w, a, b, dlid) }
 	case modeSwitch:
 		sw, err := t.resolveSwitch("--switch", c.String("switch"))
@@ -319,11 +310,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := t.resolve("--trace", args[1])
+		b, dlid, err := t.resolveLID("--trace", args[1])
 		if err != nil {
 			return err
 		}
-		write = func(w io.Writer) error { return t.trace(w, a, b, specLID(args[1], b)) }
+		write = func(w io.Writer) error { return t.trace(w, a, b, dlid) }
 	case modeLFT:
 		sw, err := t.resolveSwitch("--lft", c.String("lft"))
 		if err != nil {

@@ -221,6 +221,8 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Usage("--routed", "only with the dump or SRC DST")
 	case c.IsSet("routing-engine") && m != modeDump && m != modeQuery && m != modeSwitch:
 		return cliapp.Usage("--routing-engine", "only with the dump, SRC DST or --switch")
+	case engine == routing.Torus2QoS && m != modeDump:
+		return cliapp.Usage("--routing-engine torus-2QoS", "builds no hop matrix to query: use --routed")
 	}
 	if c.Int("limit") < 0 {
 		return cliapp.Usage("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")

@@ -25,7 +25,7 @@ import (
 // flush its log after every message: without it the log stays in the
 // stdio buffer and "SUBNET UP" never shows although the SM is up and
 // answers SA queries.
-func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string) {
+func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...string) {
 	t.Helper()
 	bin, err := exec.LookPath("opensm")
 	if err != nil {
@@ -33,7 +33,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string) {
 	}
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "opensm.log")
-	cmd := exec.Command(bin, "-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "--dump_files_dir", dir)
+	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "--dump_files_dir", dir}, extraArgs...)...)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -72,7 +72,8 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string) {
 var prField = regexp.MustCompile(`(?m)^\s*(mtu|rate|dlid|slid)\.+(\S+)\s*$`)
 
 // saPath asks OpenSM's SA for the PathRecord slid→dlid (saquery under the
-// shim) and returns its MTU and rate codes (selector bits stripped).
+// shim), checks that it has that SLID and DLID, and returns its MTU and
+// rate codes (selector bits stripped).
 func saPath(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (mtu, rate uint8) {
 	t.Helper()
 	out, errb, code := s.RunTool(t, host, "saquery", "-t", "5000", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
@@ -229,5 +230,135 @@ func TestWatchIbsimConsole(t *testing.T) {
 		if !regexp.MustCompile(w).MatchString(lines[i]) {
 			t.Errorf("line %d:\n got %s\nwant %s", i+1, lines[i], w)
 		}
+	}
+}
+
+// TestPathLMCMatchesOpenSM: with OpenSM running LMC 1 and 2 on a fabric
+// whose two switches are joined by parallel links of different speeds,
+// `ibavtrack path S D` for every pair of LIDs, base and non-base (CA
+// LIDs and switch LIDs), gives the SLID, DLID, MTU and rate of OpenSM's
+// PathRecord for S:D: each DLID is followed along its own route. A name
+// or GUID means the base LID.
+func TestPathLMCMatchesOpenSM(t *testing.T) {
+	ibsimtest.Require(t)
+	abs, err := filepath.Abs("../../testdata/fabrics/lmc.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lmc := range []int{1, 2} {
+		t.Run(fmt.Sprintf("lmc%d", lmc), func(t *testing.T) {
+			s := ibsimtest.Start(t, abs)
+			startOpenSM(t, s, "h1", "-l", strconv.Itoa(lmc))
+			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}
+			bases, isCA := portLIDs(t, args)
+			var lids []uint16
+			for _, b := range bases {
+				// CAs have 2^LMC LIDs; switches (base or enhanced port
+				// 0) keep LMC 0 under OpenSM's default lmc_esp0 FALSE.
+				n := 1
+				if isCA[b] {
+					n = 1 << lmc
+				}
+				for i := 0; i < n; i++ {
+					lids = append(lids, b+uint16(i))
+				}
+			}
+			if want := 5<<lmc + 3; len(lids) != want {
+				t.Fatalf("%d LIDs (%v), want %d", len(lids), lids, want)
+			}
+			rates := map[uint8]bool{}
+			pairs := 0
+			for _, a := range lids {
+				for _, b := range lids {
+					if a == b {
+						continue
+					}
+					stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
+					if code != 0 {
+						t.Fatalf("path %d %d: exit %d\n%s", a, b, code, stderr)
+					}
+					var doc struct{ AV avJSON }
+					if err := json.Unmarshal(stdout, &doc); err != nil {
+						t.Fatal(err)
+					}
+					mtu, rate := saPath(t, s, "h2", a, b) // checks SA's SLID and DLID
+					if doc.AV.SLID != a || doc.AV.DLID != b || doc.AV.MTU != mtu || doc.AV.Rate != rate {
+						t.Errorf("path %d→%d: ours slid %d dlid %d mtu %d rate %d (%g Gb/s, set by %s), OpenSM mtu %d rate %d",
+							a, b, doc.AV.SLID, doc.AV.DLID, doc.AV.MTU, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, mtu, rate)
+					}
+					rates[rate] = true
+					pairs++
+				}
+			}
+			// The fabric is built so that the LIDs of one port see
+			// different rates; a test that saw one rate tested nothing.
+			if len(rates) < 3 {
+				t.Errorf("only rates %v seen", rates)
+			}
+			// Names and GUIDs mean the base LID.
+			stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, "h1", "h3")...)...)
+			if code != 0 {
+				t.Fatalf("path h1 h3: exit %d\n%s", code, stderr)
+			}
+			var doc struct{ AV avJSON }
+			if err := json.Unmarshal(stdout, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.AV.SLID%(1<<lmc) != 0 || doc.AV.DLID%(1<<lmc) != 0 {
+				t.Errorf("path h1 h3: slid %d dlid %d, want base LIDs", doc.AV.SLID, doc.AV.DLID)
+			}
+			mtu, rate := saPath(t, s, "h2", doc.AV.SLID, doc.AV.DLID)
+			if doc.AV.MTU != mtu || doc.AV.Rate != rate {
+				t.Errorf("path h1 h3: mtu %d rate %d, OpenSM %d %d", doc.AV.MTU, doc.AV.Rate, mtu, rate)
+			}
+			// watch follows the exact LIDs too: every non-base LID of h3
+			// and h5 watched from the last LID of h1 (--src).
+			var h1, dsts []uint16
+			for _, name := range []string{"h1", "h3", "h5"} {
+				stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, name, name)...)...)
+				if code != 0 {
+					t.Fatalf("path %s: exit %d\n%s", name, code, stderr)
+				}
+				var d struct{ AV avJSON }
+				if err := json.Unmarshal(stdout, &d); err != nil {
+					t.Fatal(err)
+				}
+				for i := uint16(1); i < 1<<lmc; i++ {
+					if name == "h1" {
+						h1 = append(h1, d.AV.DLID+i)
+					} else {
+						dsts = append(dsts, d.AV.DLID+i)
+					}
+				}
+			}
+			src := h1[len(h1)-1]
+			wargs := append([]string{"watch", "--json", "--count", "1", "--src", strconv.Itoa(int(src))}, args...)
+			for _, d := range dsts {
+				wargs = append(wargs, strconv.Itoa(int(d)))
+			}
+			stdout, stderr, code = runTool(t, wargs...)
+			if code != 0 {
+				t.Fatalf("watch: exit %d\n%s", code, stderr)
+			}
+			evs := scanLines(stdout)
+			if len(evs) != len(dsts) {
+				t.Fatalf("watch: %d events for %d destinations:\n%s", len(evs), len(dsts), stdout)
+			}
+			for i, line := range evs {
+				var ev struct {
+					Dst string `json:"target"`
+					AV  *avJSON
+				}
+				if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.AV == nil {
+					t.Fatalf("watch event %q: %v", line, err)
+				}
+				mtu, rate := saPath(t, s, "h2", src, dsts[i])
+				if ev.Dst != strconv.Itoa(int(dsts[i])) || ev.AV.SLID != src || ev.AV.DLID != dsts[i] || ev.AV.MTU != mtu || ev.AV.Rate != rate {
+					t.Errorf("watch %s: slid %d dlid %d mtu %d rate %d; OpenSM for %d:%d mtu %d rate %d",
+						ev.Dst, ev.AV.SLID, ev.AV.DLID, ev.AV.MTU, ev.AV.Rate, src, dsts[i], mtu, rate)
+				}
+			}
+			t.Logf("LMC %d: %d LID pairs compared with OpenSM's PathRecords, rates %v", lmc, pairs, rates)
+		})
 	}
 }

@@ -217,11 +217,18 @@ func nothingToCheck(reason string) error {
 
 // resolve finds a port the user names (LID, GUID or node name).
 func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
-	p, err := f.ResolvePort(spec, nil)
+	p, _, err := resolveLID(f, what, spec)
+	return p, err
+}
+
+// resolveLID is resolve that also returns the LID meant: the LID given
+// (any of an LMC range), else the port's base LID.
+func resolveLID(f *model.Fabric, what, spec string) (*model.Port, uint16, error) {
+	p, lid, err := f.ResolveLID(spec, nil)
 	if err != nil {
-		return nil, cliapp.Usage(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
+		return nil, 0, cliapp.Usage(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
 	}
-	return p, nil
+	return p, lid, nil
 }
 
 // localPort is the logical port the tool is attached at.

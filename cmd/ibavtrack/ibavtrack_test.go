@@ -355,3 +355,26 @@ func TestOneLIDPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestPathNamesWithSpaces: SRC and DST are matched exactly first (spaces
+// included), then trimmed.
+func TestPathNamesWithSpaces(t *testing.T) {
+	file := "../../testdata/fabrics/spaces.net"
+	for _, tc := range []struct{ src, dst, from, to string }{
+		{" host one", "host two ", `From " host one"[1]`, `To   "host two "[1]`},
+		{"host one", " host two", `From "host one"[1]`, `To   "host two "[1]`},
+		{"spine one", "host one", `From " spine one "[0]`, `To   "host one"[1]`},
+	} {
+		stdout, stderr, code := runTool(t, "path", "--sim", file, tc.src, tc.dst)
+		if code != 0 {
+			t.Errorf("path %q %q: exit %d\n%s", tc.src, tc.dst, code, stderr)
+			continue
+		}
+		if !strings.Contains(string(stdout), tc.from) || !strings.Contains(string(stdout), tc.to) {
+			t.Errorf("path %q %q:\n%s\nwant %s / %s", tc.src, tc.dst, stdout, tc.from, tc.to)
+		}
+	}
+	if _, stderr, code := runTool(t, "path", "--sim", file, "host one ", "h2"); code != exitcode.Usage || !strings.Contains(string(stderr), "ambiguous") {
+		t.Errorf("ambiguous name: exit %d %s", code, stderr)
+	}
+}

@@ -54,15 +54,15 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		return nothingToCheck(why)
 	}
-	src, err := resolve(f, "SRC", c.Args().Get(0))
+	src, slid, err := resolveLID(f, "SRC", c.Args().Get(0))
 	if err != nil {
 		return err
 	}
-	dst, err := resolve(f, "DST", c.Args().Get(1))
+	dst, dlid, err := resolveLID(f, "DST", c.Args().Get(1))
 	if err != nil {
 		return err
 	}
-	p, err := pathav.Resolve(f, s.tables, src, dst)
+	p, err := pathav.ResolveLIDs(f, s.tables, src, slid, dst, dlid)
 	partial := s.partial(stderr)
 	if err != nil {
 		var re *routing.RouteError
@@ -88,15 +88,21 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func portLabel(p *model.Port) string {
-	return fmt.Sprintf("%q[%d] (LID %d, port GUID 0x%016x)", p.Node.Description(), p.Phys.Num, p.BaseLID(), p.GUID)
+// portLabel names a path's end and the LID the path uses ("LID 5 of
+// 4-7" under an LMC).
+func portLabel(p *model.Port, lid uint16) string {
+	l := strconv.Itoa(int(lid))
+	if lo, hi := p.LIDRange(); lo != hi {
+		l = fmt.Sprintf("%d of %d-%d", lid, lo, hi)
+	}
+	return fmt.Sprintf("%q[%d] (LID %s, port GUID 0x%016x)", p.Node.Description(), p.Phys.Num, l, p.GUID)
 }
 
 // writePath prints the AV and the per-port table.
 func writePath(w io.Writer, p *pathav.Path) error {
 	paint := termout.NewPainter(w)
 	av := &p.AV
-	fmt.Fprintf(w, "From %s\nTo   %s\n", portLabel(p.Src), portLabel(p.Dst))
+	fmt.Fprintf(w, "From %s\nTo   %s\n", portLabel(p.Src, av.SLID), portLabel(p.Dst, av.DLID))
 	fmt.Fprintf(w, "  DLID %d  SLID %d  SL %d\n", av.DLID, av.SLID, av.SL)
 	fmt.Fprintf(w, "  MTU  %s (code %d), set by %s\n", smp.MTUText(av.MTU), av.MTU, av.MTULimit)
 	fmt.Fprintf(w, "  Rate %s Gb/s (code %d), set by %s\n", pathav.GbpsText(av.Rate), av.Rate, av.RateLimit)

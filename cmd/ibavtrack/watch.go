@@ -159,9 +159,9 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 				prev = &snap
 			}
 		}
-		src, srcErr := sourcePort(s.res.Fabric, c.String("src"))
+		src, slid, srcErr := sourcePort(s.res.Fabric, c.String("src"))
 		for _, t := range wt.targets {
-			if err := wt.update(t, sweep, s, src, srcErr); err != nil {
+			if err := wt.update(t, sweep, s, src, slid, srcErr); err != nil {
 				return cliapp.Exit(exitcode.Fatal, err)
 			}
 		}
@@ -188,18 +188,20 @@ func checkSpecs(f *model.Fabric, src string, dsts []string) error {
 	return nil
 }
 
-func sourcePort(f *model.Fabric, spec string) (*model.Port, error) {
+// sourcePort is the watch's source port and SLID: --src (the LID given,
+// else the port's base LID) or the local port (its base LID).
+func sourcePort(f *model.Fabric, spec string) (*model.Port, uint16, error) {
 	if spec == "" {
-		if p := localPort(f); p != nil {
-			return p, nil
+		if p := localPort(f); p != nil && p.BaseLID() != 0 {
+			return p, p.BaseLID(), nil
 		}
-		return nil, errors.New("the local port has no LID")
+		return nil, 0, errors.New("the local port has no LID")
 	}
-	p, err := f.ResolvePort(spec, nil)
+	p, lid, err := f.ResolveLID(spec, nil)
 	if err != nil {
-		return nil, fmt.Errorf("SRC %v", err)
+		return nil, 0, fmt.Errorf("SRC %v", err)
 	}
-	return p, nil
+	return p, lid, nil
 }
 
 // routeText names a route by the ports it leaves through.
@@ -216,14 +218,14 @@ func routeText(p *pathav.Path) string {
 
 // update resolves one target after a sweep, updates its tracker and
 // prints a line when something changed.
-func (wt *watcher) update(t *target, sweep int, s *session, src *model.Port, srcErr error) error {
+func (wt *watcher) update(t *target, sweep int, s *session, src *model.Port, slid uint16, srcErr error) error {
 	var av *model.AV
 	var route, fail string
 	if srcErr != nil {
 		fail = srcErr.Error()
-	} else if dst, err := s.res.Fabric.ResolvePort(t.spec, nil); err != nil {
+	} else if dst, dlid, err := s.res.Fabric.ResolveLID(t.spec, nil); err != nil {
 		fail = err.Error()
-	} else if p, err := pathav.Resolve(s.res.Fabric, s.tables, src, dst); err != nil {
+	} else if p, err := pathav.ResolveLIDs(s.res.Fabric, s.tables, src, slid, dst, dlid); err != nil {
 		fail = err.Error()
 	} else {
 		a := p.AV

@@ -71,6 +71,12 @@ func TestBadInput(t *testing.T) {
 		{"name map /dev/zero", []string{"--sim", loop, "--node-name-map", "/dev/zero"}, "/dev/zero", "larger than 32 MiB"},
 		{"name map directory", []string{"--sim", loop, "--node-name-map", dir}, dir, "is a directory"},
 		{"output cannot be replaced", []string{"--sim", loop, "--output", "/proc/version"}, "/proc/version", "cannot be replaced: no temporary file can be created beside it in /proc"},
+		// routing engines
+		{"unknown engine", []string{"--sim", loop, "--routing-engine", "fattree"}, "--routing-engine fattree", "one of minhop, updn"},
+		{"engine and routed", []string{"--sim", loop, "--routing-engine", "updn", "--routed"}, "--routed and --routing-engine", "choose one"},
+		{"routed trace", []string{"--sim", loop, "--routed", "--trace", "h1", "h2"}, "--routed", "only with the dump or SRC DST"},
+		{"torus query", []string{"--sim", loop, "--routing-engine", "torus-2qos", "h1", "h2"}, "--routing-engine torus-2QoS", "builds no hop matrix"},
+		{"engine with check", []string{"--sim", loop, "--routing-engine", "dfsssp", "--check-routes"}, "--routing-engine", "only with the dump"},
 		// files
 		{"name map", []string{"--sim", loop, "--node-name-map", badMap}, "bad.map", "line 2"},
 		{"missing name map", []string{"--sim", loop, "--node-name-map", filepath.Join(dir, "none.map")}, "none.map", "no such file"},

@@ -26,6 +26,7 @@ type compatFabric struct {
 	osmHost string   // a CA for OpenSM
 	code    int      // ibhops's expected exit status
 	opts    []ibsimtest.Option
+	smArgs  []string // more opensm arguments (-l N)
 }
 
 func compatFabrics(t *testing.T) []compatFabric {

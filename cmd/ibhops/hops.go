@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
@@ -79,6 +81,49 @@ func (t *tool) hopsNote(h *model.HopTables) {
 	}
 }
 
+// hopTables returns the hop tables the dump, queries and --switch use:
+// the chosen routing engine's (reading the forwarding tables when it
+// derives them from there), or with --routed the forwarding tables'.
+// Notes on what the tables rest on go to stderr.
+func (t *tool) hopTables() (*model.HopTables, error) {
+	var h *model.HopTables
+	if t.routed || t.engine.FromTables() {
+		tabs, err := t.readTables()
+		if err != nil {
+			return nil, err
+		}
+		if t.routed {
+			h = routing.RoutedHops(t.f, tabs)
+		} else {
+			var notes []string
+			h, notes = routing.EngineHops(t.f, t.engine, tabs)
+			t.notes = append(t.notes, notes...)
+		}
+	} else {
+		var notes []string
+		h, notes = routing.EngineHops(t.f, t.engine, nil)
+		t.notes = append(t.notes, notes...)
+	}
+	t.hopsNote(h)
+	return h, nil
+}
+
+// readTables reads every switch's forwarding table; failed reads make
+// the result partial.
+func (t *tool) readTables() (*routing.Tables, error) {
+	tabs, err := routing.Read(t.ctx, t.q, t.f, t.settings.Outstanding)
+	if err != nil {
+		return nil, err
+	}
+	if errs := t.q.Errors(); len(errs) > 0 {
+		t.partial = true
+		for _, e := range errs {
+			t.note("LFT read failed: %v", e)
+		}
+	}
+	return tabs, nil
+}
+
 // --- default: the opensm-lid-matrix.dump ---
 
 type jsonDump struct {
@@ -102,8 +147,10 @@ type jsonRow struct {
 }
 
 func (t *tool) dump(w io.Writer) error {
-	h := model.ComputeHops(t.f)
-	t.hopsNote(h)
+	h, err := t.hopTables()
+	if err != nil {
+		return err
+	}
 	if !t.json {
 		return model.WriteLIDMatrixDump(w, t.f, h)
 	}
@@ -139,11 +186,36 @@ type jsonQuery struct {
 	Src    jsonPort `json:"src"`
 	Dst    jsonPort `json:"dst"`
 	Hops   *int     `json:"hops"` // null: no path
+	// RoutedDLID is the LID whose route was followed (--routed only).
+	RoutedDLID uint16 `json:"routed_dlid,omitempty"`
 }
 
-func (t *tool) query(w io.Writer, a, b *model.Port) error {
-	h := model.ComputeHops(t.f)
-	n := h.HopsBetween(a, b)
+func (t *tool) query(w io.Writer, a, b *model.Port, dlid uint16) error {
+	var n uint8
+	if t.routed {
+		// The route to the exact DLID, through the tables of the
+		// switches on the way.
+		hops, _, err := routing.TraceLive(t.ctx, t.q, t.f, a.Phys, dlid)
+		var re *routing.RouteError
+		switch {
+		case err == nil:
+			n = uint8(min(len(hops), int(model.NoPath)-1))
+		case errors.As(err, &re):
+			n = model.NoPath
+			t.note("no route from %s to LID %d: %v", t.describe(a), dlid, err)
+		default:
+			if t.ctx.Err() != nil {
+				return t.ctx.Err()
+			}
+			return err
+		}
+	} else {
+		h, err := t.hopTables()
+		if err != nil {
+			return err
+		}
+		n = h.HopsBetween(a, b)
+	}
 	var hops *int
 	if n != model.NoPath {
 		v := int(n)
@@ -152,7 +224,11 @@ func (t *tool) query(w io.Writer, a, b *model.Port) error {
 		t.problem = true
 	}
 	if t.json {
-		return writeJSON(w, jsonQuery{Schema: "ibdiag.hops-query/v1", Src: t.jport(a.Phys), Dst: t.jport(b.Phys), Hops: hops})
+		q := jsonQuery{Schema: "ibdiag.hops-query/v1", Src: t.jport(a.Phys), Dst: t.jport(b.Phys), Hops: hops}
+		if t.routed {
+			q.RoutedDLID = dlid
+		}
+		return writeJSON(w, q)
 	}
 	what := "no path"
 	if hops != nil {
@@ -161,7 +237,11 @@ func (t *tool) query(w io.Writer, a, b *model.Port) error {
 			what = "1 hop"
 		}
 	}
-	_, err := fmt.Fprintf(w, "%s: %s -> %s\n", what, t.describe(a), t.describe(b))
+	how := ""
+	if t.routed {
+		how = fmt.Sprintf(" (routed to LID %d)", dlid)
+	}
+	_, err := fmt.Fprintf(w, "%s: %s -> %s%s\n", what, t.describe(a), t.describe(b), how)
 	return err
 }
 
@@ -232,7 +312,10 @@ func portHops(h *model.HopTables, sw *model.Node, p *model.Port) []uint8 {
 }
 
 func (t *tool) switchTable(w io.Writer, sw *model.Node) error {
-	h := model.ComputeHops(t.f)
+	h, err := t.hopTables()
+	if err != nil {
+		return err
+	}
 	if h.Matrix(sw) == nil {
 		t.note("switch %q has no LID: no hop table (run a subnet manager first)", t.name(sw))
 	}

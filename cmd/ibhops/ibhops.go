@@ -17,6 +17,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
 const examples = `With no mode option, ibhops discovers the fabric and prints its LID hop
@@ -56,6 +57,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.BoolFlag{Name: "trace", Usage: "trace the route from SRC to DST through the forwarding tables (ibtracert's format)"},
 		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format)"},
 		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
+		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch)"},
+		&cli.BoolFlag{Name: "routed", Usage: "hops along the switches' forwarding tables instead of a routing engine's matrix (dump; SRC DST: the route to DST's exact LID)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text (every mode)"},
 		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes, print at most `N` findings of each kind as text (0: all)"},
 		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when it exists)"},
@@ -106,7 +109,11 @@ type tool struct {
 	names    *nodenamemap.Map
 	json     bool
 	limit    int
-	q        *discover.Querier
+	// engine is the routing engine whose matrix the dump, queries and
+	// --switch use; routed uses the forwarding tables instead.
+	engine routing.Engine
+	routed bool
+	q      *discover.Querier
 	// notes are printed on stderr after the output.
 	notes []string
 	// problem is set when the mode found something wrong (exit 4).
@@ -134,19 +141,29 @@ func (t *tool) nameFunc() func(*model.Node) string {
 // resolve finds the logical port a user named; errors are usage errors
 // naming the input.
 func (t *tool) resolve(flag, spec string) (*model.Port, error) {
-	p, err := t.f.ResolvePort(spec, t.nameFunc())
+	p, _, err := t.resolveLID(flag, spec)
+	return p, err
+}
+
+// resolveLID is resolve that also returns the LID meant: the LID given
+// (any of an LMC range), else the port's base LID.
+func (t *tool) resolveLID(flag, spec string) (*model.Port, uint16, error) {
+	p, lid, err := t.f.ResolveLID(spec, t.nameFunc())
 	if err != nil {
 		in := spec
 		if flag != "" {
 			in = flag + " " + spec
 		}
 		msg := err.Error()
-		if strings.HasPrefix(msg, strconv.Quote(strings.TrimSpace(spec))+": ") {
-			msg = msg[len(strconv.Quote(strings.TrimSpace(spec)))+2:]
+		for _, q := range []string{strconv.Quote(spec), strconv.Quote(strings.TrimSpace(spec))} {
+			if strings.HasPrefix(msg, q+": ") {
+				msg = msg[len(q)+2:]
+				break
+			}
 		}
-		return nil, cliapp.Usage(in, msg)
+		return nil, 0, cliapp.Usage(in, msg)
 	}
-	return p, nil
+	return p, lid, nil
 }
 
 // resolveSwitch is resolve for a switch.
@@ -159,21 +176,6 @@ func (t *tool) resolveSwitch(flag, spec string) (*model.Node, error) {
 		return nil, cliapp.Usage(flag+" "+spec, fmt.Sprintf("%s %q is not a switch", nodeType(p.Node), t.name(p.Node)))
 	}
 	return p.Node, nil
-}
-
-// specLID returns the LID a SRC/DST spec names when it is a LID, else
-// the port's base LID.
-func specLID(spec string, p *model.Port) uint16 {
-	s := strings.TrimSpace(spec)
-	if v, err := strconv.ParseUint(s, 10, 16); err == nil {
-		return uint16(v)
-	}
-	if len(s) > 2 && len(s) <= 6 && (s[:2] == "0x" || s[:2] == "0X") {
-		if v, err := strconv.ParseUint(s[2:], 16, 16); err == nil {
-			return uint16(v)
-		}
-	}
-	return p.BaseLID()
 }
 
 func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
@@ -210,6 +212,25 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case m != modeTrace && m != modeDump && len(args) != 0:
 		return cliapp.Usage(strings.Join(args, " "), "no arguments with "+set[0])
 	}
+	engine, err := routing.ParseEngine(c.String("routing-engine"))
+	if err != nil {
+		names := make([]string, len(routing.Engines))
+		for i, e := range routing.Engines {
+			names[i] = string(e)
+		}
+		return cliapp.Usage("--routing-engine "+c.String("routing-engine"), "not an OpenSM routing engine (one of "+strings.Join(names, ", ")+")")
+	}
+	routed := c.Bool("routed")
+	switch {
+	case routed && c.IsSet("routing-engine"):
+		return cliapp.Usage("--routed and --routing-engine", "choose one")
+	case routed && m != modeDump && m != modeQuery:
+		return cliapp.Usage("--routed", "only with the dump or SRC DST")
+	case c.IsSet("routing-engine") && m != modeDump && m != modeQuery && m != modeSwitch:
+		return cliapp.Usage("--routing-engine", "only with the dump, SRC DST or --switch")
+	case engine == routing.Torus2QoS && m != modeDump:
+		return cliapp.Usage("--routing-engine torus-2QoS", "builds no hop matrix to query: use --routed")
+	}
 	if c.Int("limit") < 0 {
 		return cliapp.Usage("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")
 	}
@@ -219,7 +240,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	cfg := s.Config()
 
-	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit")}
+	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit"), engine: engine, routed: routed}
 	names, err := nodenamemap.Open(c.String("node-name-map"))
 	if err != nil {
 		if c.IsSet("node-name-map") {
@@ -279,11 +300,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := t.resolve("", args[1])
+		b, dlid, err := t.resolveLID("", args[1])
 		if err != nil {
 			return err
 		}
-		write = func(w io.Writer) error { return t.query(w, a, b) }
+		write = func(w io.Writer) error { return t.query(w, a, b, dlid) }
 	case modeSwitch:
 		sw, err := t.resolveSwitch("--switch", c.String("switch"))
 		if err != nil {
@@ -295,11 +316,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := t.resolve("--trace", args[1])
+		b, dlid, err := t.resolveLID("--trace", args[1])
 		if err != nil {
 			return err
 		}
-		write = func(w io.Writer) error { return t.trace(w, a, b, specLID(args[1], b)) }
+		write = func(w io.Writer) error { return t.trace(w, a, b, dlid) }
 	case modeLFT:
 		sw, err := t.resolveSwitch("--lft", c.String("lft"))
 		if err != nil {

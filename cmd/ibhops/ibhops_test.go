@@ -307,3 +307,43 @@ func TestCheckRoutesFindsLoopAndBlackHole(t *testing.T) {
 		t.Errorf("sw3 LFT:\n%s", out)
 	}
 }
+
+// TestGoldenEngines: the routing engines' matrices and the routed one on
+// the embedded simulator's routes, with their notes on stderr (the
+// ibsim comparisons in engines_test.go check them against OpenSM).
+func TestGoldenEngines(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"routed-loop", []string{"--sim", fabrics + "loop.net", "--routed"}},
+		{"routed-query", []string{"--sim", fabrics + "chain10.net", "--routed", "hA", "c9"}},
+		{"updn-fattree2", []string{"--sim", fabrics + "fattree2.net", "--routing-engine", "updn"}},
+		{"dnup-fattree2", []string{"--sim", fabrics + "fattree2.net", "--routing-engine", "dnup"}},
+		{"dfsssp-dualhomed", []string{"--sim", fabrics + "dualhomed.net", "--routing-engine", "dfsssp"}},
+		{"nue-dualhomed", []string{"--sim", fabrics + "dualhomed.net", "--routing-engine", "nue"}},
+		{"torus-dualhomed", []string{"--sim", fabrics + "dualhomed.net", "--routing-engine", "torus-2QoS"}},
+	}
+	for _, c := range cases {
+		for _, js := range []bool{false, true} {
+			name := "engine-" + c.name
+			args := c.args
+			if js {
+				name += ".json"
+				args = append([]string{"--json"}, args...)
+			} else {
+				name += ".txt"
+			}
+			t.Run(name, func(t *testing.T) {
+				out, stderr, code := runOurs(t, args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if js && !json.Valid(out) {
+					t.Errorf("invalid JSON:\n%s", out)
+				}
+				checkGolden(t, name, append(out, append([]byte("--- stderr\n"), stderr...)...))
+			})
+		}
+	}
+}

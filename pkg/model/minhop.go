@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -15,6 +16,9 @@ type HopTables struct {
 	mats     []LIDMatrix // parallel to switches
 	maxLID   uint16
 	passes   int
+	// index maps a switch LID to its row+1 in every matrix while the
+	// matrices share one row layout (nil otherwise).
+	index []uint32
 }
 
 // SortOpenSMOrder sorts switches in the order OpenSM iterates its switch
@@ -59,10 +63,19 @@ type hopLink struct {
 //
 // CA and router LIDs get no rows; LeastHopsTo and HopsBetween derive them.
 func ComputeHops(f *Fabric) *HopTables {
-	h := &HopTables{f: f, pos: make(map[*Node]int)}
-	h.maxLID = f.MaxLID()
+	h := newSwitchTables(f)
+	h.minHop()
+	return h
+}
+
+// hopSwitches returns the switches OpenSM keeps hop tables for, in
+// OpenSM map order: every switch with a unicast base LID and, when its
+// SwitchInfo was read, a non-zero LinearFDBCap.
+func hopSwitches(f *Fabric) []*Node {
+	var out []*Node
+	seen := make(map[*Node]bool)
 	for _, n := range f.Nodes {
-		if !n.IsSwitch() {
+		if !n.IsSwitch() || seen[n] {
 			continue
 		}
 		if n.HasSwitchInfo && n.SwitchInfo.LinearFDBCap == 0 {
@@ -72,16 +85,25 @@ func ComputeHops(f *Fabric) *HopTables {
 		if lid == 0 || lid > 0xBFFF {
 			continue
 		}
-		if _, dup := h.pos[n]; dup {
-			continue
-		}
-		h.pos[n] = 0
-		h.switches = append(h.switches, n)
-		if lid > h.maxLID {
+		seen[n] = true
+		out = append(out, n)
+	}
+	SortOpenSMOrder(out)
+	return out
+}
+
+// newSwitchTables returns tables for the switches of hopSwitches with a
+// row for every switch base LID, all NoPath (osm_switch_prepare_path_
+// rebuild and osm_switch_clear_hops).
+func newSwitchTables(f *Fabric) *HopTables {
+	h := &HopTables{f: f, pos: make(map[*Node]int)}
+	h.maxLID = f.MaxLID()
+	h.switches = hopSwitches(f)
+	for _, n := range h.switches {
+		if lid := n.SMALID(); lid > h.maxLID {
 			h.maxLID = lid
 		}
 	}
-	SortOpenSMOrder(h.switches)
 
 	// Shared row index: one row per distinct switch LID, by ascending LID.
 	lids := make([]uint16, 0, len(h.switches))
@@ -95,9 +117,10 @@ func ComputeHops(f *Fabric) *HopTables {
 	for r, l := range lids {
 		index[l] = uint32(r + 1)
 	}
+	h.index = index
 	nrows := len(lids)
 
-	// One backing array for every matrix and one for the least vectors.
+	// One backing array for every matrix.
 	total := 0
 	for _, n := range h.switches {
 		total += nrows * (n.NumPorts() + 1)
@@ -106,12 +129,7 @@ func ComputeHops(f *Fabric) *HopTables {
 	for i := range data {
 		data[i] = NoPath
 	}
-	least := make([]byte, nrows*len(h.switches))
-	for i := range least {
-		least[i] = NoPath
-	}
 	h.mats = make([]LIDMatrix, len(h.switches))
-	leasts := make([][]byte, len(h.switches))
 	off := 0
 	for i, n := range h.switches {
 		w := n.NumPorts() + 1
@@ -123,6 +141,24 @@ func ComputeHops(f *Fabric) *HopTables {
 			shared: true,
 		}
 		off += nrows * w
+	}
+	return h
+}
+
+// minHop fills tables fresh from newSwitchTables as
+// osm_ucast_mgr_build_lid_matrices does.
+func (h *HopTables) minHop() {
+	index := h.index
+	nrows := 0
+	if len(h.mats) > 0 {
+		nrows = h.mats[0].NumRows()
+	}
+	least := make([]byte, nrows*len(h.switches))
+	for i := range least {
+		least[i] = NoPath
+	}
+	leasts := make([][]byte, len(h.switches))
+	for i := range h.switches {
 		leasts[i] = least[i*nrows : (i+1)*nrows : (i+1)*nrows]
 	}
 
@@ -192,7 +228,6 @@ func ComputeHops(f *Fabric) *HopTables {
 			break
 		}
 	}
-	return h
 }
 
 // relaxRows folds the neighbours' least-hops vectors into a switch's
@@ -327,4 +362,40 @@ func addHops(h, n uint8) uint8 {
 		return NoPath
 	}
 	return h + n
+}
+
+// NewHopTables returns hop tables without rows for the switches OpenSM
+// keeps tables for (see ComputeHops), in OpenSM map order, indexing LIDs
+// up to the fabric's highest. SetHops fills them.
+func NewHopTables(f *Fabric) *HopTables {
+	h := &HopTables{f: f, pos: make(map[*Node]int)}
+	h.maxLID = f.MaxLID()
+	h.switches = hopSwitches(f)
+	h.mats = make([]LIDMatrix, len(h.switches))
+	for i, n := range h.switches {
+		h.pos[n] = i
+		if lid := n.SMALID(); lid > h.maxLID {
+			h.maxLID = lid
+		}
+	}
+	for i, n := range h.switches {
+		h.mats[i].Init(n.NumPorts())
+		h.mats[i].SetMinLIDSize(h.maxLID)
+	}
+	return h
+}
+
+// SetHops stores hops for (lid, port) in switch sw's table and lowers
+// column 0 when hops is smaller (osm_switch_set_hops). It fails for a
+// switch without a table, LID 0, a LID above MaxLID or a port out of
+// range.
+func (h *HopTables) SetHops(sw *Node, lid uint16, port int, hops uint8) error {
+	i, ok := h.pos[sw]
+	if !ok {
+		return fmt.Errorf("hop tables: switch 0x%016x has no table", sw.GUID())
+	}
+	if lid == 0 || lid > h.maxLID {
+		return fmt.Errorf("hop tables: LID %d outside 1..%d", lid, h.maxLID)
+	}
+	return h.mats[i].Set(lid, port, hops)
 }

@@ -25,6 +25,8 @@ var (
 	ErrNoLID = errors.New("port has no LID")
 	// ErrNilPort: a nil source or destination.
 	ErrNilPort = errors.New("nil port")
+	// ErrLIDRange: a LID that is not one of the port's (base .. base+2^LMC-1).
+	ErrLIDRange = errors.New("not in the port's LID range")
 )
 
 // Role says why a port is on a path.
@@ -95,18 +97,37 @@ func PortName(p *model.PhysPort) string {
 }
 
 // Resolve follows the forwarding tables from src to dst's base LID and
-// computes the address vector. It fails with a *routing.RouteError when
-// the route breaks, and with ErrNoLID when either end has no LID.
+// computes the address vector with src's base LID as SLID. It fails with
+// a *routing.RouteError when the route breaks, and with ErrNoLID when
+// either end has no LID.
 func Resolve(f *model.Fabric, t *routing.Tables, src, dst *model.Port) (*Path, error) {
 	if src == nil || dst == nil || src.Phys == nil || dst.Phys == nil {
 		return nil, ErrNilPort
 	}
-	slid, dlid := src.BaseLID(), dst.BaseLID()
-	if slid == 0 {
+	return ResolveLIDs(f, t, src, src.BaseLID(), dst, dst.BaseLID())
+}
+
+// ResolveLIDs is Resolve with the exact LIDs to use: slid, one of src's
+// LIDs, is the AV's SLID; dlid, one of dst's LIDs, is its DLID and the
+// LID whose route is followed (under an LMC > 0 each LID of a port may
+// take another route, and so another MTU and rate, as OpenSM's
+// PathRecord for that SLID:DLID pair). A LID outside the port's LMC range
+// fails with ErrLIDRange.
+func ResolveLIDs(f *model.Fabric, t *routing.Tables, src *model.Port, slid uint16, dst *model.Port, dlid uint16) (*Path, error) {
+	if src == nil || dst == nil || src.Phys == nil || dst.Phys == nil {
+		return nil, ErrNilPort
+	}
+	if src.BaseLID() == 0 {
 		return nil, fmt.Errorf("source %s: %w", PortName(src.Phys), ErrNoLID)
 	}
-	if dlid == 0 {
+	if dst.BaseLID() == 0 {
 		return nil, fmt.Errorf("destination %s: %w", PortName(dst.Phys), ErrNoLID)
+	}
+	if lo, hi := src.LIDRange(); slid < lo || slid > hi {
+		return nil, fmt.Errorf("source %s: SLID %d: %w %d-%d", PortName(src.Phys), slid, ErrLIDRange, lo, hi)
+	}
+	if lo, hi := dst.LIDRange(); dlid < lo || dlid > hi {
+		return nil, fmt.Errorf("destination %s: DLID %d: %w %d-%d", PortName(dst.Phys), dlid, ErrLIDRange, lo, hi)
 	}
 	hops, arrived, err := routing.Trace(f, t, src.Phys, dlid)
 	if err != nil {

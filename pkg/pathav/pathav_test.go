@@ -312,3 +312,66 @@ func BenchmarkCheckLinks(b *testing.B) {
 		pathav.CheckLinks(f, 0)
 	}
 }
+
+// TestResolveLIDs: under an LMC each LID of a port is followed along its
+// own route; SLID and DLID are the LIDs given, and a LID outside a port's
+// range is refused.
+func TestResolveLIDs(t *testing.T) {
+	f, tabs := sweep(t, "../../testdata/fabrics/parallel.net")
+	port := func(spec string) *model.Port {
+		p, err := f.ResolvePort(spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	h1, h2 := port("h1"), port("h2")
+	// Give h2 LMC 1 (its LID is the highest, so the next one is free)
+	// and route the second LID over another parallel link.
+	base := h2.BaseLID()
+	h2.Phys.Info.LMC = 1
+	if err := f.RegisterPort(h2.Phys); err != nil {
+		t.Fatal(err)
+	}
+	if p := f.PortByLID(base + 1); p != h2 {
+		t.Fatalf("LID %d: %v", base+1, p)
+	}
+	swA, swB := port("switch A").Node, port("switch B").Node
+	first := tabs.Port(swA, base)
+	other := uint8(3)
+	if first == 3 {
+		other = 4
+	}
+	setEntry := func(sw *model.Node, lid uint16, p uint8) {
+		lft := append([]byte(nil), tabs.Table(sw)...)
+		lft[lid] = p
+		tabs.Set(sw, lft)
+	}
+	setEntry(swA, base+1, other)
+	setEntry(swB, base+1, tabs.Port(swB, base))
+
+	for _, dlid := range []uint16{base, base + 1} {
+		p, err := pathav.ResolveLIDs(f, tabs, h1, h1.BaseLID(), h2, dlid)
+		if err != nil {
+			t.Fatalf("DLID %d: %v", dlid, err)
+		}
+		want := first
+		if dlid != base {
+			want = other
+		}
+		if p.AV.DLID != dlid || p.AV.SLID != h1.BaseLID() || len(p.Hops) != 3 || p.Hops[1].Out.Num != want {
+			t.Errorf("DLID %d: %+v, leaves switch A by port %d, want %d", dlid, p.AV, p.Hops[1].Out.Num, want)
+		}
+	}
+	// Resolve is ResolveLIDs with the base LIDs.
+	if p, err := pathav.Resolve(f, tabs, h1, h2); err != nil || p.AV.DLID != base || p.Hops[1].Out.Num != first {
+		t.Errorf("Resolve: %v %v", p, err)
+	}
+	// LIDs outside the ports' ranges.
+	if _, err := pathav.ResolveLIDs(f, tabs, h1, h1.BaseLID()+1, h2, base); !errors.Is(err, pathav.ErrLIDRange) {
+		t.Errorf("SLID outside h1's range: %v", err)
+	}
+	if _, err := pathav.ResolveLIDs(f, tabs, h1, h1.BaseLID(), h2, base+2); !errors.Is(err, pathav.ErrLIDRange) {
+		t.Errorf("DLID outside h2's range: %v", err)
+	}
+}

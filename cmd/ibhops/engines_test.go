@@ -1,0 +1,114 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+)
+
+// engineFabrics are the fabrics the routing engines are compared on: fat
+// trees, irregular ones (a chain, a loop of switches, mixed speeds), LMC
+// 1 and 2 over parallel links, and ibsim's example.
+func engineFabrics(t *testing.T) []compatFabric {
+	var out []compatFabric
+	for _, f := range []struct {
+		file, host string
+		args       []string
+	}{
+		{"fattree2.net", "H0", nil},
+		{"fattree3.net", "H0", nil},
+		{"chain10.net", "hA", nil},
+		{"loop.net", "h1", nil},
+		{"mixed.net", "H-0c42a10300000a00", nil},
+		{"lmc.net", "h1", []string{"-l", "1"}},
+		{"lmc.net", "h1", []string{"-l", "2"}},
+	} {
+		abs, err := filepath.Abs(fabrics + f.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, compatFabric{file: abs, osmHost: f.host, smArgs: f.args})
+	}
+	out = append(out, compatFabric{file: ibsimtest.ExampleNet + "/net", osmHost: "Hca1"})
+	// The torus, with QoS and the torus-2QoS configuration, which only
+	// torus-2QoS reads.
+	torus, err := filepath.Abs(fabrics + "torus.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := filepath.Abs("testdata/torus-2QoS.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, compatFabric{file: torus, osmHost: "h00", smArgs: []string{"-Q", "--torus_config", conf}})
+	return out
+}
+
+var engineUsed = regexp.MustCompile(`(\S+) tables configured on all switches`)
+
+// TestCompatRoutingEngines runs OpenSM once with every routing engine it
+// ships on each fabric of engineFabrics and compares `ibhops
+// --routing-engine NAME` with the opensm-lid-matrix.dump it wrote, byte
+// for byte. After dfsssp, `--routed` gives its dump too.
+func TestCompatRoutingEngines(t *testing.T) {
+	ibsimtest.Require(t)
+	used := map[string]int{}
+	for _, fab := range engineFabrics(t) {
+		name := filepath.Base(fab.file)
+		if len(fab.smArgs) > 0 {
+			name += fab.smArgs[0] + fab.smArgs[1]
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, e := range routing.Engines {
+				sim := ibsimtest.Start(t, fab.file)
+				dir := t.TempDir()
+				log := sim.RunOpenSM(t, fab.osmHost, dir, append([]string{"-R", string(e)}, fab.smArgs...)...)
+				want, err := os.ReadFile(filepath.Join(dir, "opensm-lid-matrix.dump"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ran := "?"
+				if m := engineUsed.FindSubmatch(log); m != nil {
+					ran = string(m[1])
+				}
+				used[string(e)+"→"+ran]++
+				base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
+				ours := e
+				if e == routing.Torus2QoS && ran == string(routing.MinHop) {
+					// OpenSM fell back to min-hop, which SMPs cannot
+					// tell; ibhops's torus-2QoS is torus-2QoS routing.
+					ours = routing.MinHop
+				}
+				out, stderr, code := runOurs(t, append(base, "--routing-engine", string(ours))...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", e, code, stderr)
+				}
+				if !bytes.Equal(out, want) {
+					t.Errorf("%s (OpenSM used %s): dump differs from OpenSM's:\n%s", e, ran, golden.LineDiff(string(want), string(out)))
+				}
+				if e == routing.DFSSSP {
+					out, stderr, code := runOurs(t, append(base, "--routed")...)
+					if code != 0 || !bytes.Equal(out, want) {
+						t.Errorf("--routed after dfsssp: exit %d %s\n%s", code, stderr, golden.LineDiff(string(want), string(out)))
+					}
+				}
+			}
+		})
+	}
+	t.Logf("engine → engine OpenSM used: %v", used)
+	// Every engine must have routed some fabric itself, or the
+	// comparison proves little.
+	for _, e := range routing.Engines {
+		if used[string(e)+"→"+string(e)] == 0 {
+			t.Errorf("OpenSM never routed with %s", e)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package model
+
+// Up/down and down/up hop tables, as OpenSM's updn and dnup routing
+// engines build them (osm_ucast_updn.c, osm_ucast_dnup.c): a breadth-first
+// search from every switch's LID that never takes a forbidden turn, over
+// ranks given to the switches by a second breadth-first search.
+
+// udDir is the direction of a step between two switches.
+type udDir uint8
+
+const (
+	dirUp udDir = iota
+	dirDown
+	dirEqual
+)
+
+// udNode is a switch's state during the searches.
+type udNode struct {
+	rank    uint32
+	id      uint64
+	dir     udDir
+	visited bool
+}
+
+const unranked = 0xFFFFFFFF
+
+// ComputeUpDn builds the hop tables OpenSM's updn engine leaves (with
+// its default options: no root GUID file, connect_roots off): the
+// min-hop tables first, from which the roots are found (switches whose
+// least-hop histogram over the CAs and routers has exactly one bar above
+// 90 % and one above 5 % of them); without roots updn gives up and
+// OpenSM keeps the min-hop tables (ok is false). Otherwise the switches
+// are ranked by distance from the roots, the tables are cleared, and the
+// up/down search runs from every switch in OpenSM order.
+func ComputeUpDn(f *Fabric) (h *HopTables, ok bool) {
+	h = ComputeHops(f)
+	nodes := make([]udNode, len(h.switches))
+	for i, n := range h.switches {
+		nodes[i] = udNode{rank: unranked, id: n.GUID()}
+	}
+	roots := 0
+	for i := range h.updnRoots() {
+		nodes[i].rank = 0
+		roots++
+	}
+	if roots == 0 {
+		return h, false
+	}
+	links := h.switchLinks()
+	h.rank(nodes, links)
+	h.clearHops()
+	dir := func(cur, rem *udNode) udDir {
+		switch {
+		case cur.rank == 0 && rem.rank == 0:
+			return dirUp
+		case cur.rank < rem.rank:
+			return dirDown
+		case cur.rank > rem.rank:
+			return dirUp
+		case cur.id > rem.id:
+			return dirUp
+		}
+		return dirDown
+	}
+	for i := range h.switches {
+		h.upDownSearch(i, nodes, links, dirUp, dir, func(cur, next udDir) bool { return cur == dirDown && next == dirUp })
+	}
+	return h, true
+}
+
+// ComputeDnUp builds the hop tables OpenSM's dnup engine leaves (default
+// options): switches with a CA or router neighbour are rank 0, the rest
+// ranked by distance from them, and the down/up search runs from every
+// switch in OpenSM order. With no such switch dnup gives up and OpenSM
+// falls back to min-hop (ok is false, h holds the min-hop tables).
+func ComputeDnUp(f *Fabric) (h *HopTables, ok bool) {
+	h = newSwitchTables(f)
+	nodes := make([]udNode, len(h.switches))
+	leaves := 0
+	for i, n := range h.switches {
+		nodes[i] = udNode{rank: unranked}
+		for p := 0; p <= n.NumPorts(); p++ {
+			if pp := n.Port(p); pp != nil && pp.Remote != nil && !pp.Remote.Node.IsSwitch() {
+				nodes[i].rank = 0
+				leaves++
+				break
+			}
+		}
+	}
+	if leaves == 0 {
+		h.minHop()
+		return h, false
+	}
+	links := h.switchLinks()
+	h.rank(nodes, links)
+	dir := func(cur, rem *udNode) udDir {
+		switch {
+		case cur.rank == 0 && rem.rank == 0:
+			return dirEqual
+		case cur.rank < rem.rank:
+			return dirDown
+		case cur.rank > rem.rank:
+			return dirUp
+		}
+		return dirEqual
+	}
+	for i := range h.switches {
+		h.upDownSearch(i, nodes, links, dirDown, dir, func(cur, next udDir) bool { return cur == dirUp && next == dirDown })
+	}
+	return h, true
+}
+
+// updnRoots returns the switches updn_find_root_nodes_by_min_hop ranks
+// as roots, by index, from min-hop tables.
+func (h *HopTables) updnRoots() map[int]bool {
+	casPerSw := make(map[uint16]int)
+	cas := 0
+	for _, n := range h.f.Nodes {
+		if n.IsSwitch() {
+			continue
+		}
+		for _, pp := range n.Ports {
+			if pp == nil || pp.Remote == nil || !pp.Remote.Node.IsSwitch() {
+				continue
+			}
+			if lp := h.f.PortByGUID(pp.GUID); lp == nil || lp.Phys != pp {
+				continue // not a port OpenSM's port table holds
+			}
+			casPerSw[pp.Remote.Node.SMALID()]++
+			cas++
+		}
+	}
+	thd1, thd2 := float64(cas)*0.9, float64(cas)*0.05
+	roots := make(map[int]bool)
+	for i := range h.switches {
+		var hist [64]int
+		m := &h.mats[i]
+		for lid, c := range casPerSw {
+			if lid == 0 || lid > h.maxLID {
+				continue
+			}
+			if v := m.LeastHops(lid); v < 64 {
+				hist[v] += c
+			}
+		}
+		over1, over2 := 0, 0
+		for _, v := range hist {
+			if float64(v) > thd1 {
+				over1++
+			}
+			if float64(v) > thd2 {
+				over2++
+			}
+		}
+		if over1 == 1 && over2 == 1 {
+			roots[i] = true
+		}
+	}
+	return roots
+}
+
+// swLink is a link from a switch with tables to another (or itself).
+type swLink struct {
+	peer       int // index of the remote switch
+	remotePort int
+}
+
+// switchLinks lists, for each switch with tables, its links to switches
+// with tables in port order (ports 1..N), as osm_node_get_remote_node
+// sees them.
+func (h *HopTables) switchLinks() [][]swLink {
+	out := make([][]swLink, len(h.switches))
+	for i, n := range h.switches {
+		for p := 1; p <= n.NumPorts(); p++ {
+			pp := n.Port(p)
+			if pp == nil || pp.Remote == nil {
+				continue
+			}
+			if r, ok := h.pos[pp.Remote.Node]; ok {
+				out[i] = append(out[i], swLink{peer: r, remotePort: int(pp.Remote.Num)})
+			}
+		}
+	}
+	return out
+}
+
+// rank gives every switch reachable from a rank-0 switch its distance
+// from the nearest one (updn_subn_rank, dnup_subn_rank).
+func (h *HopTables) rank(nodes []udNode, links [][]swLink) {
+	var queue []int
+	for i := range nodes {
+		if nodes[i].rank == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, l := range links[u] {
+			r := l.peer
+			if nodes[r].rank > nodes[u].rank+1 {
+				nodes[r].rank = nodes[u].rank + 1
+				queue = append(queue, r)
+			}
+		}
+	}
+}
+
+// clearHops sets every entry of every table to NoPath
+// (osm_switch_clear_hops).
+func (h *HopTables) clearHops() {
+	for i := range h.mats {
+		h.mats[i].Reset()
+	}
+}
+
+// upDownSearch is updn_bfs_by_node / dnup_bfs_by_node from switch start:
+// its LID gets 0 hops at port 0, then each switch taken from the queue
+// offers its least hop count + 1 to every neighbour switch over a legal
+// turn; a neighbour port whose entry gets lower is set, and the neighbour
+// queued with the step's direction unless it is already queued.
+func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, first udDir, dir func(cur, rem *udNode) udDir, illegal func(cur, next udDir) bool) {
+	lid := h.switches[start].SMALID()
+	h.setHops(start, lid, 0, 0)
+	row := int(h.index[lid]) - 1 // the LID's row in every matrix
+	nodes[start].dir = first
+	queue := []int{start}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		nodes[u].visited = false
+		cur := nodes[u].dir
+		mu := &h.mats[u]
+		for _, l := range links[u] {
+			r := l.peer
+			next := dir(&nodes[u], &nodes[r])
+			if illegal(cur, next) {
+				continue
+			}
+			least := mu.data[row*mu.width]
+			mr := &h.mats[r]
+			if l.remotePort >= mr.width {
+				continue
+			}
+			e := &mr.data[row*mr.width+l.remotePort]
+			if int(least)+1 < int(*e) {
+				*e = least + 1
+				if c := &mr.data[row*mr.width]; *c > *e {
+					*c = *e
+				}
+				if !nodes[r].visited {
+					nodes[r].dir = next
+					nodes[r].visited = true
+					queue = append(queue, r)
+				}
+			}
+		}
+	}
+}
+
+// setHops stores v for (lid, port) of switch i and lowers column 0
+// (osm_switch_set_hops); out-of-range ports are ignored as OpenSM
+// refuses them.
+func (h *HopTables) setHops(i int, lid uint16, port int, v uint8) {
+	m := &h.mats[i]
+	if port < 0 || port >= m.width || lid == 0 || lid > h.maxLID {
+		return
+	}
+	_ = m.Set(lid, port, v)
+}

@@ -1,0 +1,80 @@
+package model
+
+import (
+	"bytes"
+	"testing"
+)
+
+// dumpOf is the lid-matrix dump of h, for comparisons.
+func dumpOf(t *testing.T, f *Fabric, h *HopTables) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteLIDMatrixDump(&b, f, h); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestUpDnFatTree: on a fat tree updn finds the core switches as roots
+// and dnup the edge switches as rank 0; both only restrict min-hop, so
+// no entry is below the min-hop one and every switch has 0 hops to
+// itself. Under updn every edge switch reaches every switch (up, then
+// down), while some others do not reach each other (that would take an
+// up turn after a down one), as in OpenSM's dumps.
+func TestUpDnFatTree(t *testing.T) {
+	f := fatTree(t, 4, 4)
+	min := ComputeHops(f)
+	for name, compute := range map[string]func(*Fabric) (*HopTables, bool){"updn": ComputeUpDn, "dnup": ComputeDnUp} {
+		h, ok := compute(f)
+		if !ok {
+			t.Fatalf("%s gave up on a fat tree", name)
+		}
+		if len(h.Switches()) != len(min.Switches()) {
+			t.Fatalf("%s: %d switches", name, len(h.Switches()))
+		}
+		differ := 0
+		for _, sw := range h.Switches() {
+			m, mm := h.Matrix(sw), min.Matrix(sw)
+			for _, other := range h.Switches() {
+				lid := other.SMALID()
+				got := m.LeastHops(lid)
+				edge := sw.GUID()>>48 == 1
+				if (other == sw) != (got == 0) || (name == "updn" && edge && got == NoPath) {
+					t.Errorf("%s: %#x to %#x: %d hops", name, sw.GUID(), other.GUID(), got)
+				}
+				for p := 0; p <= sw.NumPorts(); p++ {
+					v, w := m.Get(lid, p), mm.Get(lid, p)
+					if v < w {
+						t.Errorf("%s: %#x to %#x port %d: %d below min-hop %d", name, sw.GUID(), other.GUID(), p, v, w)
+					}
+					if v != w {
+						differ++
+					}
+				}
+			}
+		}
+		if differ == 0 {
+			t.Errorf("%s: the same as min-hop: the restriction did nothing", name)
+		}
+	}
+}
+
+// TestUpDnGiveUp: without CAs updn finds no roots and dnup no rank-0
+// switch; OpenSM then keeps (falls back to) the min-hop tables.
+func TestUpDnGiveUp(t *testing.T) {
+	b := newBuilder(t)
+	s1, s2, s3 := b.sw(0x10, 4, 1), b.sw(0x20, 4, 2), b.sw(0x30, 4, 3)
+	b.link(s1, 1, s2, 1)
+	b.link(s2, 2, s3, 1)
+	b.link(s3, 2, s1, 2)
+	want := dumpOf(t, b.f, ComputeHops(b.f))
+	for name, compute := range map[string]func(*Fabric) (*HopTables, bool){"updn": ComputeUpDn, "dnup": ComputeDnUp} {
+		h, ok := compute(b.f)
+		if ok {
+			t.Errorf("%s did not give up", name)
+		}
+		if got := dumpOf(t, b.f, h); got != want {
+			t.Errorf("%s fallback:\n%s\nwant min-hop:\n%s", name, got, want)
+		}
+	}
+}

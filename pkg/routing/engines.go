@@ -1,0 +1,98 @@
+package routing
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+)
+
+// Engine is one of OpenSM's unicast routing engines (opensm -R NAME).
+type Engine string
+
+// The routing engines OpenSM 3.3.23 ships.
+const (
+	MinHop    Engine = "minhop"
+	UpDn      Engine = "updn"
+	DnUp      Engine = "dnup"
+	File      Engine = "file"
+	FTree     Engine = "ftree"
+	LASH      Engine = "lash"
+	DOR       Engine = "dor"
+	Torus2QoS Engine = "torus-2QoS"
+	Nue       Engine = "nue"
+	DFSSSP    Engine = "dfsssp"
+	SSSP      Engine = "sssp"
+)
+
+// Engines lists every engine, in the order of opensm's usage text.
+var Engines = []Engine{MinHop, UpDn, DnUp, File, FTree, LASH, DOR, Torus2QoS, Nue, DFSSSP, SSSP}
+
+// ParseEngine finds an engine by name, ignoring case as OpenSM does.
+func ParseEngine(name string) (Engine, error) {
+	for _, e := range Engines {
+		if strings.EqualFold(name, string(e)) {
+			return e, nil
+		}
+	}
+	names := make([]string, len(Engines))
+	for i, e := range Engines {
+		names[i] = string(e)
+	}
+	return "", fmt.Errorf("unknown routing engine %q (one of %s)", name, strings.Join(names, ", "))
+}
+
+// FromTables reports whether the engine's hop matrix is derived from the
+// switches' forwarding tables (which must then be read) rather than
+// from the topology.
+func (e Engine) FromTables() bool { return e == DFSSSP || e == SSSP || e == Nue }
+
+// EngineHops returns the hop tables OpenSM's opensm-lid-matrix.dump holds
+// after OpenSM routed f with engine e (default options), and notes, one
+// line each, on what the result rests on where SMPs cannot tell it all.
+// t holds the forwarding tables for the engines whose matrix is derived
+// from them (FromTables); it may be nil for the others.
+//
+//   - minhop, dor, lash: the min-hop matrix (osm_ucast_mgr_build_lid_
+//     matrices); dor and lash route over it without changing it.
+//   - file: the min-hop matrix, unless OpenSM loaded a LID matrix file.
+//   - ftree: the min-hop matrix; ftree writes its own up/down hop counts
+//     for switch LIDs over it, which on fat trees are the same.
+//   - torus-2QoS: no rows: torus-2QoS builds no matrix (when it cannot
+//     route, OpenSM falls back to min-hop, which SMPs cannot tell).
+//   - updn, dnup: their up/down searches (ComputeUpDn, ComputeDnUp),
+//     min-hop where they give up.
+//   - dfsssp, sssp: the hop counts of the programmed routes at the port
+//     each route leaves by (RoutedHops); nue the same for CA and router
+//     LIDs and a left-over count for switch LIDs (NueHops).
+func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
+	switch e {
+	case UpDn:
+		h, ok := model.ComputeUpDn(f)
+		if !ok {
+			return h, []string{"updn: no root switch found: OpenSM gives up updn and falls back to min-hop (printed); a root_guid_file, which SMPs cannot read, would change that"}
+		}
+		return h, []string{"updn: as OpenSM computes it with its default options (roots found from the min-hop tables; no root_guid_file, ids_guid_file or connect_roots, which SMPs cannot read)"}
+	case DnUp:
+		h, ok := model.ComputeDnUp(f)
+		if !ok {
+			return h, []string{"dnup: no switch has a CA or router: OpenSM gives up dnup and falls back to min-hop (printed)"}
+		}
+		return h, []string{"dnup: as OpenSM computes it with its default options (connect_roots off)"}
+	case DFSSSP, SSSP, Nue:
+		if t == nil {
+			t = NewTables()
+		}
+		if e == Nue {
+			return NueHops(f, t), []string{"nue: derived from the switches' forwarding tables as read, with OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE: equal to OpenSM's dump only if these are nue's routes (and nue did not fall back to min-hop)"}
+		}
+		return RoutedHops(f, t), []string{fmt.Sprintf("%s: derived from the switches' forwarding tables as read: OpenSM's %s records the hop count of each route it programs; equal to its dump only if these are its routes (and %s did not fall back to min-hop)", e, e, e)}
+	case File:
+		return model.ComputeHops(f), []string{"file: the min-hop matrix, which OpenSM uses unless it was given a LID matrix file (lid_matrix_file), which SMPs cannot read"}
+	case FTree:
+		return model.ComputeHops(f), []string{"ftree: the min-hop matrix; OpenSM's ftree writes its own up/down hop counts for switch LIDs over it (the same on the fat trees compared), and falls back to min-hop on other fabrics"}
+	case Torus2QoS:
+		return model.NewHopTables(f), []string{"torus-2QoS: builds no hop matrix, so OpenSM's dump has only the \"Switch:\" lines when torus-2QoS routed the fabric; when it could not (not a torus, no torus-2QoS.conf, QoS off) OpenSM fell back to min-hop (--routing-engine minhop); SMPs cannot tell which happened"}
+	}
+	return model.ComputeHops(f), nil
+}

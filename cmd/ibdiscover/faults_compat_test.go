@@ -118,12 +118,17 @@ func TestCompatFaults(t *testing.T) {
 				if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "--cache", v44); code != 0 {
 					t.Fatalf("host %q: ibnetdiscover --cache: exit %d: %s", host, code, e)
 				}
-				if _, _, code := sim.RunTool(t, host, "ibnetdiscover", "--load-cache", v44); code != 0 {
-					v44Unloadable++
-				}
+				_, _, v44code := sim.RunTool(t, host, "ibnetdiscover", "--load-cache", v44)
 				rewritten := filepath.Join(dir, "rewritten-h"+host+".cache")
-				if _, e, code := runOurs(t, "--load-cache", v44, "--cache", rewritten); code != 0 {
+				_, e, code := runOurs(t, "--load-cache", v44, "--cache", rewritten)
+				if code != 0 {
 					t.Fatalf("host %q: ibdiscover --load-cache <ibnetdiscover 44 cache>: exit %d: %s", host, code, e)
+				}
+				if v44code != 0 {
+					v44Unloadable++
+					if !strings.Contains(string(e), "incomplete cache: skipped") {
+						t.Errorf("host %q: ibnetdiscover 44 cannot load its cache, and ibdiscover does not say it is incomplete: %q", host, e)
+					}
 				}
 				compareLoaded(t, sim, host, rewritten)
 			}

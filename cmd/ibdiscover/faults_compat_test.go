@@ -45,6 +45,10 @@ var faultFabrics = []faultFabric{
 	{"mixed", "router.net", []string{`Error "rt" 100 21`, `Error "sw2" 100 16`}, []string{"", "h2"}},
 }
 
+// toolTimeout is ibnetdiscover's per-SMP timeout (ms) in these tests: ibsim
+// answers a dropped SMP at once, so only a busy machine ever waits for it.
+const toolTimeout = "5000"
+
 // writeFaultNet writes the fabric file with the do lines appended.
 func writeFaultNet(t *testing.T, ff faultFabric) string {
 	t.Helper()
@@ -88,7 +92,7 @@ func TestCompatFaults(t *testing.T) {
 			dir := t.TempDir()
 			for _, host := range ff.hosts {
 				for _, extra := range outputs {
-					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", append([]string{"-o", "1"}, extra...)...)
+					theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", append([]string{"-o", "1", "-t", toolTimeout}, extra...)...)
 					if tcode != 0 {
 						t.Fatalf("host %q %v: ibnetdiscover exit %d: %s", host, extra, tcode, terr)
 					}
@@ -115,7 +119,7 @@ func TestCompatFaults(t *testing.T) {
 				// itself); we load it, and what we write from it loads
 				// in ibnetdiscover 44.
 				v44 := filepath.Join(dir, "v44-h"+host+".cache")
-				if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "--cache", v44); code != 0 {
+				if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "-t", toolTimeout, "--cache", v44); code != 0 {
 					t.Fatalf("host %q: ibnetdiscover --cache: exit %d: %s", host, code, e)
 				}
 				_, _, v44code := sim.RunTool(t, host, "ibnetdiscover", "--load-cache", v44)

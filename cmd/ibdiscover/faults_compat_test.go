@@ -23,7 +23,7 @@ import (
 // NodeDescription, 17 NodeInfo, 18 SwitchInfo, 21 PortInfo).
 type faultFabric struct {
 	name  string
-	file  string // under testdata/fabrics
+	file  string // under testdata/fabrics, or a path from here
 	do    []string
 	hosts []string
 }
@@ -43,6 +43,10 @@ var faultFabrics = []faultFabric{
 	{"nodeinfo-router", "router.net", []string{`Error "rt" 100 17`}, []string{""}},
 	{"switchinfo", "fattree2.net", []string{`Error "S0" 100 18`}, []string{""}},
 	{"mixed", "router.net", []string{`Error "rt" 100 21`, `Error "sw2" 100 16`}, []string{"", "h2"}},
+	// Chassis grouping (-g) and Mellanox devices (ExtendedPortInfo).
+	{"group-portinfo", "testdata/group.net", []string{`Error "chassisA-2" 100 21`}, []string{"", "host3"}},
+	{"group-nodedesc", "testdata/group.net", []string{`Error "host2" 100 16`, `Error "chassisA-1" 100 16`}, []string{""}},
+	{"group-nodeinfo", "testdata/group.net", []string{`Error "chassisA-2"[1] 100 17`}, []string{"", "host3"}},
 }
 
 // toolTimeout is ibnetdiscover's per-SMP timeout (ms) in these tests: ibsim
@@ -52,7 +56,11 @@ const toolTimeout = "5000"
 // writeFaultNet writes the fabric file with the do lines appended.
 func writeFaultNet(t *testing.T, ff faultFabric) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("../../testdata/fabrics", ff.file))
+	file := ff.file
+	if !strings.Contains(file, "/") {
+		file = filepath.Join("../../testdata/fabrics", file)
+	}
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

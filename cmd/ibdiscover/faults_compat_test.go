@@ -85,9 +85,9 @@ func TestCompatFaults(t *testing.T) {
 	ibsimtest.Require(t)
 	outputs := [][]string{nil, {"-f"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-g"}}
 	// ibnetdiscover 44 caches that ibnetdiscover 44 itself cannot load.
-	v44Unloadable := 0
+	v44Unloadable, ran := 0, 0
 	defer func() {
-		if v44Unloadable == 0 && !t.Failed() {
+		if ran == len(faultFabrics) && v44Unloadable == 0 && !t.Failed() {
 			t.Error("every ibnetdiscover 44 cache loaded in ibnetdiscover 44: the tolerant loading was not tested")
 		}
 		t.Logf("%d ibnetdiscover 44 caches unloadable by ibnetdiscover 44, loaded by ibdiscover", v44Unloadable)
@@ -95,6 +95,7 @@ func TestCompatFaults(t *testing.T) {
 	for _, ff := range faultFabrics {
 		ff := ff
 		t.Run(ff.name, func(t *testing.T) {
+			ran++
 			net := writeFaultNet(t, ff)
 			sim := ibsimtest.Start(t, net)
 			dir := t.TempDir()

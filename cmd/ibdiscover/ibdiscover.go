@@ -162,18 +162,30 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	namer := func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }
 
+	// An incomplete cache (written by ibnetdiscover 44 after PortInfo
+	// timeouts) loads with its dangling references skipped, and says so.
+	loadCache := func(flag, f string) (*model.Fabric, error) {
+		fab, skipped, err := ibndcache.LoadSkipped(f)
+		if err != nil {
+			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w", flag, err))
+		}
+		if skipped.Any() {
+			fmt.Fprintf(stderr, "%s --%s: %s: incomplete cache: %v\n", paint.Warn("ibdiscover:"), flag, f, skipped)
+		}
+		return fab, nil
+	}
 	var old *model.Fabric
 	if f := c.String("diff"); f != "" {
-		if old, err = ibndcache.Load(f); err != nil {
-			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--diff: %w", err))
+		if old, err = loadCache("diff", f); err != nil {
+			return err
 		}
 	}
 
 	var res *discover.Result
 	if f := c.String("load-cache"); f != "" {
-		fab, err := ibndcache.Load(f)
+		fab, err := loadCache("load-cache", f)
 		if err != nil {
-			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--load-cache: %w", err))
+			return err
 		}
 		res = &discover.Result{Fabric: fab, MaxHops: fab.MaxHops}
 	} else {

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -281,6 +282,51 @@ type nodeRec struct {
 // count and port number is checked; anything else inconsistent is an
 // error.
 func Unmarshal(b []byte) (*model.Fabric, error) {
+	f, _, err := Decode(b)
+	return f, err
+}
+
+// Skipped counts what loading an incomplete cache left out.
+type Skipped struct {
+	Keys    int // node port keys without a port record, or beyond NumPorts
+	Links   int // links to ports that were not loaded
+	Records int // port records no node claims
+}
+
+// Any reports whether anything was skipped.
+func (s Skipped) Any() bool { return s != Skipped{} }
+
+func (s Skipped) String() string {
+	var parts []string
+	for _, c := range []struct {
+		n         int
+		one, many string
+	}{
+		{s.Keys, "port reference without a record", "port references without a record"},
+		{s.Links, "link to a missing port", "links to missing ports"},
+		{s.Records, "port record of no node", "port records of no node"},
+	} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, "1 "+c.one)
+		case c.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.many))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing skipped"
+	}
+	return "skipped " + strings.Join(parts, ", ")
+}
+
+// Decode is Unmarshal that also says what it skipped.
+func Decode(b []byte) (*model.Fabric, Skipped, error) {
+	var skipped Skipped
+	f, err := decode(b, &skipped)
+	return f, skipped, err
+}
+
+func decode(b []byte, skipped *Skipped) (*model.Fabric, error) {
 	ferr := func(off int, err error, format string, a ...any) error {
 		return &FormatError{Offset: int64(off), Err: err, Detail: fmt.Sprintf(format, a...)}
 	}
@@ -399,6 +445,7 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 		for _, k := range nr.keys {
 			p := byKey[k]
 			if p == nil || int(k.num) > nr.node.NumPorts() {
+				skipped.Keys++
 				continue
 			}
 			if p.used {
@@ -423,11 +470,19 @@ func Unmarshal(b []byte) (*model.Fabric, error) {
 	// ignored, and so is a link to a port that has no attached record.
 	for i := range ports {
 		p := &ports[i]
-		if !p.used || !p.remote {
+		if !p.used {
+			if byKey[p.key] == p {
+				skipped.Records++
+			}
+			continue
+		}
+		if !p.remote {
 			continue
 		}
 		if r := byKey[p.rkey]; r != nil && r.used {
 			p.phys.Remote = r.phys
+		} else {
+			skipped.Links++
 		}
 	}
 	// Register logical ports (GUIDs and LIDs) in discovery order.
@@ -450,16 +505,25 @@ const MaxSize = 1 << 30
 // Read decodes a cache from r, reading no more than the header's node and
 // port counts can need (and never more than MaxSize bytes); whatever
 // follows is ignored, as ibnetdiscover does.
-func Read(r io.Reader) (*model.Fabric, error) { return read(r, MaxSize) }
+func Read(r io.Reader) (*model.Fabric, error) {
+	f, _, err := read(r, MaxSize)
+	return f, err
+}
 
-func read(r io.Reader, max int64) (*model.Fabric, error) {
+func read(r io.Reader, max int64) (*model.Fabric, Skipped, error) {
+	var skipped Skipped
+	f, err := readInto(r, max, &skipped)
+	return f, skipped, err
+}
+
+func readInto(r io.Reader, max int64, skipped *Skipped) (*model.Fabric, error) {
 	hdr := make([]byte, HeaderLen)
 	n, err := io.ReadFull(r, hdr)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, err
 	}
 	if n < HeaderLen {
-		return Unmarshal(hdr[:n]) // empty, bad magic or truncated
+		return decode(hdr[:n], skipped) // empty, bad magic or truncated
 	}
 	if _, err := Unmarshal(hdr); err != nil && !errors.Is(err, ErrTruncated) {
 		return nil, err // bad magic or version
@@ -481,20 +545,26 @@ func read(r io.Reader, max int64) (*model.Fabric, error) {
 	if int64(buf.Len()) > max {
 		return nil, &FormatError{Offset: max, Err: ErrTooLarge, Detail: fmt.Sprintf("larger than the %d-byte limit", max)}
 	}
-	return Unmarshal(buf.Bytes())
+	return decode(buf.Bytes(), skipped)
 }
 
 // Load reads the cache in file (see Read); errors name the file.
 func Load(file string) (*model.Fabric, error) {
+	f, _, err := LoadSkipped(file)
+	return f, err
+}
+
+// LoadSkipped is Load that also says what it skipped of an incomplete cache.
+func LoadSkipped(file string) (*model.Fabric, Skipped, error) {
 	fh, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return nil, Skipped{}, err
 	}
 	defer fh.Close()
 	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
-		return nil, &FormatError{File: file, Offset: -1, Err: ErrIsDir}
+		return nil, Skipped{}, &FormatError{File: file, Offset: -1, Err: ErrIsDir}
 	}
-	f, err := Read(fh)
+	f, skipped, err := read(fh, MaxSize)
 	if err != nil {
 		var fe *FormatError
 		if errors.As(err, &fe) {
@@ -502,7 +572,7 @@ func Load(file string) (*model.Fabric, error) {
 		} else {
 			err = fmt.Errorf("%s: %w", file, err)
 		}
-		return nil, err
+		return nil, Skipped{}, err
 	}
-	return f, nil
+	return f, skipped, nil
 }

@@ -123,9 +123,12 @@ func checkRoundTrip(t testing.TB, f *model.Fabric) []byte {
 	if err := checkV44(b1); err != nil {
 		t.Fatalf("ibnetdiscover 44 would refuse the cache: %v", err)
 	}
-	g, err := Unmarshal(b1)
+	g, skipped, err := Decode(b1)
 	if err != nil {
 		t.Fatalf("written cache does not load: %v", err)
+	}
+	if skipped.Any() {
+		t.Fatalf("written cache is incomplete: %v", skipped)
 	}
 	b2, err := Marshal(g)
 	if err != nil {
@@ -310,11 +313,19 @@ func TestIncompleteCacheTolerated(t *testing.T) {
 			le.PutUint64(b[last:], 0xfeed)
 		}),
 	}
+	want := map[string]Skipped{
+		"link to unknown port": {Links: 1},
+		"key beyond NumPorts":  {Keys: 1, Records: 1, Links: 1},
+		"unclaimed record":     {Keys: 1, Records: 1, Links: 1},
+	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {
-			f, err := Unmarshal(b)
+			f, skipped, err := Decode(b)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if skipped != want[name] {
+				t.Errorf("skipped %+v, want %+v", skipped, want[name])
 			}
 			checkRoundTrip(t, f)
 			switch name {
@@ -354,9 +365,12 @@ func TestLoadV44IncompleteCache(t *testing.T) {
 	if err := checkV44(b); err == nil {
 		t.Fatal("the v44 cache passes the v44 rules: it tests nothing")
 	}
-	f, err := Unmarshal(b)
+	f, skipped, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if skipped != (Skipped{Keys: 1, Links: 1}) {
+		t.Errorf("skipped %v", skipped)
 	}
 	swA, swB := f.NodeByGUID(0x200000), f.NodeByGUID(0x200001)
 	if swA == nil || swB == nil || len(f.Nodes) != 4 {

@@ -40,13 +40,13 @@ func TestSizeLimits(t *testing.T) {
 		t.Errorf("cache + trailing zeros: %v", err)
 	}
 	// Over the limit: by the header's counts, or by the bytes read.
-	if _, err := read(bytes.NewReader(good), HeaderLen+NodeLen); !errors.Is(err, ErrTooLarge) {
+	if _, _, err := read(bytes.NewReader(good), HeaderLen+NodeLen); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("counts over the limit: %v", err)
 	}
-	if _, err := read(bytes.NewReader(good), int64(len(good))-1); !errors.Is(err, ErrTooLarge) {
+	if _, _, err := read(bytes.NewReader(good), int64(len(good))-1); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("bytes over the limit: %v", err)
 	}
-	if _, err := read(bytes.NewReader(good), int64(len(good))); err != nil {
+	if _, _, err := read(bytes.NewReader(good), int64(len(good))); err != nil {
 		t.Errorf("exactly at the limit: %v", err)
 	}
 	// 1-3 bytes of the magic are a truncated cache; other short files are

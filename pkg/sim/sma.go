@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"encoding/binary"
-	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
@@ -41,10 +40,11 @@ func (e *Endpoint) Exchange(ctx context.Context, dlid uint16, req, resp []byte) 
 	}
 	var lt latTicket
 	if l := f.fs.lat.Load(); l != nil {
-		lt.lat, lt.now = l, int64(time.Since(l.epoch))
+		l.stamp(&lt)
 	}
 	ok := f.process(e.port, e.slot, dlid, resp[:smp.MADSize], &lt)
 	if lt.lat != nil {
+		lt.lat.done(&lt)
 		return lt.await(ctx, ok)
 	}
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/netfile"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
@@ -26,9 +27,18 @@ var ErrDuplicateGUID = errors.New("sim: duplicate node GUID")
 // and dropping those that arrive when it is full. With VL15 = 1 an SMP
 // that arrives while the SMA is busy is lost, as on a real switch whose
 // VL15 buffer holds a single packet.
+//
+// A directed-route SMP is also handled by the firmware of every switch it
+// crosses (to forward it and move the hop pointer), on the way out and
+// again on the way back: Fwd at each, on the same processor that serves
+// the switch's own SMPs, so the first switch from the requester handles
+// nearly every SMP twice. SMPs waiting there to be forwarded queue in the
+// firmware and are not dropped. LID-routed SMPs are forwarded by the
+// switch hardware and cost Hop per link only.
 type Latency struct {
 	Hop  time.Duration
 	SMA  time.Duration
+	Fwd  time.Duration
 	VL15 int
 }
 
@@ -86,7 +96,10 @@ type latency struct {
 
 // booking is one SMP's stay at a node: it arrives at arr, is served from
 // start to done, and holds a VL15 buffer slot from arr to done.
-type booking struct{ arr, start, done int64 }
+type booking struct {
+	arr, start, done int64
+	transit          bool // forwarded, not served: holds no VL15 slot
+}
 
 // latTicket carries one Exchange through the latency model.
 type latTicket struct {
@@ -95,7 +108,8 @@ type latTicket struct {
 	seq     uint64
 	stamped bool // now came from stamp (and done must be called)
 	hops    int
-	until   int64 // when the answer is back at the requester
+	via     [smp.MaxHops + 1]int32 // DR: the nodes crossed (via[1..hops-1]), when Fwd > 0
+	until   int64                  // when the answer is back at the requester
 	drop    bool
 }
 
@@ -147,7 +161,7 @@ func (l *latency) horizon() int64 {
 // book takes an SMP arriving at arr into node n's SMA for a service of
 // svc (under mu). It returns the end of the service, or ok=false when
 // the VL15 buffer would overflow during the SMP's stay (the SMP is lost).
-func (l *latency) book(n int32, arr, svc int64) (end int64, ok bool) {
+func (l *latency) book(n int32, arr, svc int64, transit bool) (end int64, ok bool) {
 	if svc <= 0 {
 		return arr, true
 	}
@@ -176,13 +190,13 @@ func (l *latency) book(n int32, arr, svc int64) (end int64, ok bool) {
 		at++
 	}
 	end = start + svc
-	if l.VL15 > 0 && l.full(bs, arr, end) {
+	if !transit && l.VL15 > 0 && l.full(bs, arr, end) {
 		l.books[n] = bs
 		return 0, false
 	}
 	bs = append(bs, booking{})
 	copy(bs[at+1:], bs[at:])
-	bs[at] = booking{arr: arr, start: start, done: end}
+	bs[at] = booking{arr: arr, start: start, done: end, transit: transit}
 	l.books[n] = bs
 	return end, true
 }
@@ -194,7 +208,7 @@ func (l *latency) full(bs []booking, from, to int64) bool {
 	at := func(x int64) int {
 		c := 0
 		for i := range bs {
-			if bs[i].arr <= x && x < bs[i].done {
+			if !bs[i].transit && bs[i].arr <= x && x < bs[i].done {
 				c++
 			}
 		}
@@ -204,7 +218,7 @@ func (l *latency) full(bs []booking, from, to int64) bool {
 		return true
 	}
 	for i := range bs {
-		if a := bs[i].arr; a > from && a < to && at(a) >= l.VL15 {
+		if a := bs[i].arr; !bs[i].transit && a > from && a < to && at(a) >= l.VL15 {
 			return true
 		}
 	}
@@ -322,7 +336,7 @@ func (f *Fabric) SetLatency(l *Latency) error {
 		f.fs.lat.Store(nil)
 		return nil
 	}
-	if l.Hop < 0 || l.SMA < 0 || l.VL15 < 0 {
+	if l.Hop < 0 || l.SMA < 0 || l.Fwd < 0 || l.VL15 < 0 {
 		return fmt.Errorf("%w: negative latency", ErrBadCommand)
 	}
 	f.fs.lat.Store(newLatency(l, len(f.nodes)))
@@ -470,6 +484,9 @@ func (f *Fabric) runFault(c netfile.Command) (bool, error) {
 		if l.HasSMA {
 			cur.SMA = l.SMA
 		}
+		if l.HasFwd {
+			cur.Fwd = l.Fwd
+		}
 		if l.HasVL15 {
 			cur.VL15 = l.VL15
 		}
@@ -552,16 +569,37 @@ func (f *Fabric) serve(t *latTicket, n int32) {
 			sma = int64(nf.sma)
 		}
 	}
-	way := int64(t.hops) * int64(l.Hop)
+	hop := int64(l.Hop)
+	fwd := int64(l.Fwd)
 	l.mu.Lock()
-	done, ok := l.book(n, t.now+way, sma)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	if fwd == 0 || t.hops < 2 {
+		way := int64(t.hops) * hop
+		done, ok := l.book(n, t.now+way, sma, false)
+		if !ok {
+			t.drop = true
+			f.fs.busy.Add(1)
+			return
+		}
+		t.until = done + way
+		return
+	}
+	// Directed route: out through the switches crossed, served, and back.
+	at := t.now
+	for i := 1; i < t.hops; i++ {
+		at, _ = l.book(t.via[i], at+hop, fwd, true)
+	}
+	done, ok := l.book(n, at+hop, sma, false)
 	if !ok {
 		t.drop = true
 		f.fs.busy.Add(1)
 		return
 	}
-	t.until = done + way
+	at = done
+	for i := t.hops - 1; i >= 1; i-- {
+		at, _ = l.book(t.via[i], at+hop, fwd, true)
+	}
+	t.until = at + hop
 }
 
 // await blocks an Exchange under the latency model until its answer is

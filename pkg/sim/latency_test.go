@@ -92,3 +92,48 @@ func TestVL15ArrivalOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardingCost: a directed-route SMP is handled by every switch it
+// crosses, out and back; SMPs waiting to be forwarded queue at the
+// switch's processor and are not dropped, though its VL15 buffer holds
+// one packet.
+func TestForwardingCost(t *testing.T) {
+	f, err := Generate("fattree:levels=2,radix=4", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := int64(time.Microsecond)
+	if err := f.SetLatency(&Latency{Hop: time.Microsecond, SMA: 100 * time.Microsecond, Fwd: 10 * time.Microsecond, VL15: 1}); err != nil {
+		t.Fatal(err)
+	}
+	lat := f.fs.lat.Load()
+	// three hops: requester, switch 1, switch 2, target 3
+	tk := func(now int64) *latTicket {
+		t := &latTicket{lat: lat, now: now * us, hops: 3}
+		t.via[1], t.via[2] = 1, 2
+		return t
+	}
+	a := tk(0)
+	f.serve(a, 3)
+	// out: 3 hops and 2 forwardings; 100 µs of service; back the same
+	if want := (3 + 20 + 100 + 20 + 3) * us; a.drop || a.until != want {
+		t.Fatalf("one SMP: drop %v, back at %d µs, want %d", a.drop, a.until/us, want/us)
+	}
+	// A second SMP to another node, sent at once, waits 10 µs behind the
+	// first at switch 1 (and again on the way back), and is not dropped.
+	b := tk(0)
+	f.serve(b, 4)
+	if want := (3 + 20 + 100 + 20 + 3 + 10) * us; b.drop || b.until != want {
+		t.Errorf("second SMP: drop %v, back at %d µs, want %d", b.drop, b.until/us, want/us)
+	}
+	if f.Stats().BusyDrops != 0 {
+		t.Errorf("busy drops %d", f.Stats().BusyDrops)
+	}
+	// Switch 1 serves its own SMPs on the same processor: an SMP for it
+	// sent at once waits for the two forwardings.
+	c := &latTicket{lat: lat, now: 0, hops: 1}
+	f.serve(c, 1)
+	if want := (1 + 20 + 100 + 1) * us; c.drop || c.until != want {
+		t.Errorf("SMP for switch 1: drop %v, back at %d µs, want %d", c.drop, c.until/us, want/us)
+	}
+}

@@ -32,7 +32,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultOutstanding = 16
+	DefaultOutstanding = 64
 	DefaultTimeout     = time.Second
 	DefaultRetries     = 3
 	DefaultMaxNodes    = 1 << 20
@@ -54,8 +54,13 @@ type Config struct {
 	// MaxHops limits discovery to nodes at most that many hops from the
 	// start node; a negative value means no limit.
 	MaxHops int
-	// Outstanding is the number of SMPs on the wire at once (default 16).
+	// Outstanding is the most SMPs on the wire at once (default 64): a
+	// hard upper bound. Below it the window adapts to the fabric (see
+	// Window) unless FixedWindow is set.
 	Outstanding int
+	// FixedWindow keeps Outstanding SMPs on the wire whenever there is
+	// work for them, as ibnetdiscover's -o does.
+	FixedWindow bool
 	// Timeout is the per-attempt SMP timeout (default 1 s). A first
 	// attempt waits less unless FixedTimeout is set: see Querier.
 	Timeout time.Duration
@@ -226,6 +231,11 @@ type engine struct {
 	cfg Config
 	fab *model.Fabric
 
+	// probeWin and readWin are the windows of the two kinds of phase:
+	// NodeInfo probes (where sibling parents may reach the same node at
+	// once) and reads of new nodes (one worker per node).
+	probeWin, readWin *Window
+
 	mu       sync.Mutex // guards problems
 	problems []Problem
 
@@ -253,6 +263,8 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg.MaxNodes = DefaultMaxNodes
 	}
 	return &engine{
+		probeWin: NewWindow(cfg.Outstanding, cfg.FixedWindow),
+		readWin:  NewWindow(cfg.Outstanding, cfg.FixedWindow),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
@@ -313,7 +325,13 @@ func (e *engine) run(ctx context.Context) error {
 			if len(probes) == 0 {
 				break
 			}
-			err := Parallel(ctx, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
+			e.phase(e.probeWin)
+			err := ParallelApart(ctx, e.cfg.Outstanding, len(probes), func(i int) int {
+				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
+					return int(p.parent.Num)
+				}
+				return -1
+			}, func(ctx context.Context, i int) error {
 				p := probes[i]
 				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
 				p.ok = err == nil
@@ -336,6 +354,12 @@ func (e *engine) run(ctx context.Context) error {
 	return nil
 }
 
+// phase makes w the window of the SMPs that follow.
+func (e *engine) phase(w *Window) {
+	w.NewPhase()
+	e.q.Window = w
+}
+
 // probeChunk is the number of NodeInfo probes sent and taken in at once.
 const probeChunk = 1024
 
@@ -343,6 +367,7 @@ const probeChunk = 1024
 // PortInfo of every port for a switch, PortInfo of the reached port for a
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
+	e.phase(e.readWin)
 	return Parallel(ctx, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]

@@ -206,7 +206,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 // Bounds of the short attempts' retransmission timeout.
 const (
 	// MinRTO is the least a short attempt waits.
-	MinRTO   = 5 * time.Millisecond
+	MinRTO   = 10 * time.Millisecond
 	rtoK     = 4 // rto = srtt + rtoK*rttvar (RFC 6298)
 	rtoFloor = 4 // and at least rtoFloor*srtt
 	// maxShort is the most short attempts (each twice the one before)

@@ -31,7 +31,7 @@ const (
 
 // Defaults of the shared flags.
 const (
-	DefaultOutstanding = 16
+	DefaultOutstanding = discover.DefaultOutstanding
 	DefaultTimeoutMS   = 1000
 	DefaultRetries     = 3
 )
@@ -53,7 +53,7 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise a first attempt waits a timeout estimated from the round trips seen, at least 20 ms)", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},
-		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
+		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "most SMPs on the wire at once (`N`); the window adapts below it", Category: "Fabric"},
 	}
 }
 
@@ -100,7 +100,8 @@ func (s Settings) Config() discover.Config {
 // Querier returns an SMP querier over tr with the flags' timeout and
 // retries, for reads after discovery.
 func (s Settings) Querier(tr transport.Transport) *discover.Querier {
-	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout}
+	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout,
+		Window: discover.NewWindow(s.Outstanding, false)}
 }
 
 // UsageError is bad command-line input: it names the input and the

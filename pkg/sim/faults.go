@@ -108,6 +108,7 @@ type latTicket struct {
 	seq     uint64
 	stamped bool // now came from stamp (and done must be called)
 	hops    int
+	dr      bool                   // via holds a directed route's nodes
 	via     [smp.MaxHops + 1]int32 // DR: the nodes crossed (via[1..hops-1]), when Fwd > 0
 	until   int64                  // when the answer is back at the requester
 	drop    bool
@@ -573,7 +574,7 @@ func (f *Fabric) serve(t *latTicket, n int32) {
 	fwd := int64(l.Fwd)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if fwd == 0 || t.hops < 2 {
+	if fwd == 0 || t.hops < 2 || !t.dr {
 		way := int64(t.hops) * hop
 		done, ok := l.book(n, t.now+way, sma, false)
 		if !ok {

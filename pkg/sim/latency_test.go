@@ -109,7 +109,7 @@ func TestForwardingCost(t *testing.T) {
 	lat := f.fs.lat.Load()
 	// three hops: requester, switch 1, switch 2, target 3
 	tk := func(now int64) *latTicket {
-		t := &latTicket{lat: lat, now: now * us, hops: 3}
+		t := &latTicket{lat: lat, now: now * us, hops: 3, dr: true}
 		t.via[1], t.via[2] = 1, 2
 		return t
 	}
@@ -131,9 +131,15 @@ func TestForwardingCost(t *testing.T) {
 	}
 	// Switch 1 serves its own SMPs on the same processor: an SMP for it
 	// sent at once waits for the two forwardings.
-	c := &latTicket{lat: lat, now: 0, hops: 1}
+	c := &latTicket{lat: lat, now: 0, hops: 1, dr: true}
 	f.serve(c, 1)
 	if want := (1 + 20 + 100 + 1) * us; c.drop || c.until != want {
 		t.Errorf("SMP for switch 1: drop %v, back at %d µs, want %d", c.drop, c.until/us, want/us)
+	}
+	// A LID-routed SMP crosses the switches in hardware: Hop per link only.
+	d := &latTicket{lat: lat, now: 1000 * us, hops: 3}
+	f.serve(d, 5)
+	if want := (1000 + 3 + 100 + 3) * us; d.drop || d.until != want {
+		t.Errorf("LID-routed SMP: drop %v, back at %d µs, want %d", d.drop, d.until/us, want/us)
 	}
 }

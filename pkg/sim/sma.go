@@ -105,7 +105,7 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte, lt *latT
 	} else {
 		var via *[smp.MaxHops + 1]int32
 		if lt.lat != nil && lt.lat.Fwd > 0 {
-			via = &lt.via
+			via, lt.dr = &lt.via, true
 		}
 		dst = f.drOut(src, &path, hops, via)
 		lt.hops = hops

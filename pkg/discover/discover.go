@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -71,6 +72,14 @@ type Config struct {
 	Retries int
 	// NoMlnxEPI disables Mellanox ExtendedPortInfo queries (FDR10).
 	NoMlnxEPI bool
+	// LIDReads reads a new node's attributes after its first PortInfo
+	// by LID-routed SMPs when that PortInfo gives it a LID: switches
+	// forward those in hardware, where a directed-route SMP costs every
+	// switch it crosses firmware time. It needs routes (a subnet manager
+	// ran); the first LID-routed SMP that fails turns it off for the rest
+	// of the run (that node is read by directed route). The result is the
+	// same either way.
+	LIDReads bool
 	// MaxNodes stops discovery with ErrTooManyNodes in Result.Err when a
 	// node beyond this many answers (default DefaultMaxNodes, 1<<20 =
 	// 1,048,576 nodes, 16 times the largest fat tree the generator
@@ -236,6 +245,8 @@ type engine struct {
 	// once) and reads of new nodes (one worker per node).
 	probeWin, readWin *Window
 
+	noLID atomic.Bool // a LID-routed read failed: directed routes only
+
 	mu       sync.Mutex // guards problems
 	problems []Problem
 
@@ -374,6 +385,9 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 			return e.readPort(ctx, r.n, r.num, r.path)
 		}
 		n := nodes[i]
+		if e.cfg.LIDReads {
+			return e.readByLID(ctx, n)
+		}
 		var buf [smp.DataSize]byte
 		if err := e.q.Get(ctx, n.Path, smp.AttrNodeDescription, 0, buf[:]); err == nil {
 			_ = n.Desc.UnmarshalBinary(buf[:])
@@ -397,6 +411,75 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 		}
 		return nil
 	})
+}
+
+// readByLID reads what read does for a new node, the PortInfo that gives
+// its LID first by directed route and the rest by LID where it can.
+func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
+	first := e.entry[n]
+	if n.IsSwitch() {
+		first = 0
+	}
+	if err := e.readPort(ctx, n, first, n.Path); IsStop(err) {
+		return err
+	}
+	var lid uint16
+	if pp := n.Port(int(first)); pp != nil && pp.HasInfo {
+		lid = pp.Info.LID
+	}
+	get := func(attr uint16, mod uint32, buf []byte) error {
+		if lid != 0 && lid < 0xc000 && !e.noLID.Load() {
+			err := e.q.GetLID(ctx, lid, attr, mod, buf)
+			if err == nil || IsStop(err) {
+				return err
+			}
+			e.noLID.Store(true)
+			e.q.forget(smp.DRPath{}, attr, mod)
+		}
+		return e.q.Get(ctx, n.Path, attr, mod, buf)
+	}
+	var buf [smp.DataSize]byte
+	if err := get(smp.AttrNodeDescription, 0, buf[:]); err == nil {
+		_ = n.Desc.UnmarshalBinary(buf[:])
+	} else if IsStop(err) {
+		return err
+	}
+	if !n.IsSwitch() {
+		return nil
+	}
+	if err := get(smp.AttrSwitchInfo, 0, buf[:]); err == nil {
+		_ = n.SwitchInfo.UnmarshalBinary(buf[:])
+		copy(n.RawSwitchInfo[:], buf[:])
+		n.HasSwitchInfo = true
+	} else if IsStop(err) {
+		return err
+	}
+	for p := 1; p <= n.NumPorts(); p++ {
+		pp := n.Port(p)
+		if pp == nil {
+			if pp = n.EnsurePort(p, n.Info.PortGUID); pp == nil {
+				continue
+			}
+		}
+		err := get(smp.AttrPortInfo, uint32(p), buf[:])
+		if err != nil {
+			if IsStop(err) {
+				return err
+			}
+			continue
+		}
+		if pp.SetInfo(buf[:]) != nil {
+			continue
+		}
+		if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
+			if err := get(smp.AttrMlnxExtPortInfo, uint32(p), buf[:]); err == nil {
+				pp.SetExtInfo(buf[:])
+			} else if IsStop(err) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // readPort reads PortInfo (and the Mellanox ExtendedPortInfo where

@@ -78,8 +78,9 @@ func bound(f *model.Fabric, paths [][]byte, l sim.Latency) (b, chain, busiest ti
 
 // BenchmarkLatencyModel compares, under the simulator's latency model
 // (benchLatency: per-hop forwarding at every switch, a one-packet VL15
-// buffer), the default adaptive window with fixed windows and with the
-// fabric's physical bound. It reports the bound and the run's ratio to it.
+// buffer), the default adaptive window (also with LID-routed reads) with
+// fixed windows and with the fabric's physical bound for directed-route
+// reads. It reports the bound and the run's ratio to it.
 func BenchmarkLatencyModel(b *testing.B) {
 	fabrics := []struct{ name, spec string }{
 		{"324", "fattree:levels=2,radix=24"},
@@ -89,6 +90,10 @@ func BenchmarkLatencyModel(b *testing.B) {
 	for _, fb := range fabrics {
 		f, err := sim.Generate(fb.spec, nil)
 		if err != nil {
+			b.Fatal(err)
+		}
+		// a managed fabric: LIDs and routes for the LID-routed reads
+		if err := f.RunSM(""); err != nil {
 			b.Fatal(err)
 		}
 		tr, err := f.Attach("")
@@ -101,10 +106,13 @@ func BenchmarkLatencyModel(b *testing.B) {
 			b.Fatal(err)
 		}
 		bnd, chain, busiest := bound(res.Fabric, rec.paths, benchLatency)
-		for _, o := range []int{0, 8, 16, 32, 64, 128} {
+		for _, o := range []int{0, -1, 8, 16, 32, 64, 128} {
 			name := "o=" + strconv.Itoa(o)
-			if o == 0 {
+			switch o {
+			case 0:
 				name = "adaptive"
+			case -1:
+				name = "adaptive+lid-reads"
 			}
 			b.Run(fb.name+"/"+name, func(b *testing.B) {
 				if testing.Short() && fb.name == "20.7k" {
@@ -116,7 +124,7 @@ func BenchmarkLatencyModel(b *testing.B) {
 				defer f.SetLatency(nil)
 				var retries, smps int64
 				for i := 0; i < b.N; i++ {
-					res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: o, FixedWindow: o != 0})
+					res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: max(o, 0), FixedWindow: o > 0, LIDReads: o < 0})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -78,6 +78,19 @@ func (q *Querier) fail(path smp.DRPath, attr uint16, mod uint32, err error) erro
 	return err
 }
 
+// forget drops the last recorded failure of attr/mod along path (a read
+// that is then made another way).
+func (q *Querier) forget(path smp.DRPath, attr uint16, mod uint32) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := len(q.errs) - 1; i >= 0; i-- {
+		if e := q.errs[i]; e.Path == path && e.Attr == attr && e.Mod == mod {
+			q.errs = append(q.errs[:i], q.errs[i+1:]...)
+			return
+		}
+	}
+}
+
 // FatalError wraps a transport failure (not a timeout): the transport is
 // unusable and the work should stop.
 type FatalError struct{ Err error }

@@ -50,7 +50,8 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
 		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
-		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise a first attempt waits a timeout estimated from the round trips seen, at least 20 ms)", Category: "Fabric"},
+		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise the first attempts wait a timeout estimated from the round trips seen, at least 10 ms, doubling)", Category: "Fabric"},
+		&cli.BoolFlag{Name: "lid-reads", Usage: "read a node's attributes after the PortInfo that gives its LID by LID-routed SMPs (needs routes: an SM ran)", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},
 		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps"}, Value: DefaultOutstanding, Usage: "most SMPs on the wire at once (`N`); the window adapts below it", Category: "Fabric"},
@@ -72,6 +73,9 @@ type Settings struct {
 	SimSM bool
 	// FixedTimeout makes every SMP attempt wait the full Timeout.
 	FixedTimeout bool
+	// LIDReads reads nodes' further attributes LID-routed (see
+	// discover.Config.LIDReads).
+	LIDReads bool
 	// MaxNodes stops discovery beyond that many nodes.
 	MaxNodes int
 	// Warn, if set, gets each warning Open has (one line, no newline),
@@ -89,6 +93,7 @@ func (s Settings) Config() discover.Config {
 		Timeout:      s.Timeout,
 		Retries:      s.Retries,
 		FixedTimeout: s.FixedTimeout,
+		LIDReads:     s.LIDReads,
 		MaxNodes:     s.MaxNodes,
 	}
 	if s.Retries == 0 {
@@ -126,6 +131,7 @@ func FromContext(c *cli.Context) (Settings, error) {
 		Outstanding:  c.Int("outstanding-smps"),
 		SimSM:        c.Bool("sim-sm"),
 		FixedTimeout: c.Bool("fixed-timeout"),
+		LIDReads:     c.Bool("lid-reads"),
 		MaxNodes:     c.Int("max-nodes"),
 	}
 	if app := c.App; app != nil && app.ErrWriter != nil {

@@ -15,7 +15,15 @@
 // one SMP of ours outstanding, except that several parents of one level
 // may probe the same yet unknown node at once (their NodeInfo is what
 // tells them it is the same node). A link known from one end is never
-// probed from the other: one NodeInfo per link.
+// probed from the other: one NodeInfo per link. Probes that leave their
+// parents by the same port number are not sent at once (sibling switches
+// of a fat tree reach one node by the same port number).
+//
+// Config.Outstanding workers send the SMPs, so never more are in flight;
+// below that bound a Window adapts the number in flight to the fabric as
+// TCP's congestion window does (grow while round trips stay flat, halve
+// on a loss), and the first attempts of an SMP wait a timeout estimated
+// from the round trips, so a loss costs a few round trips.
 package discover
 
 import (

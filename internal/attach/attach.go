@@ -34,7 +34,7 @@ const (
 
 // Defaults of the shared flags.
 const (
-	DefaultOutstanding = 16
+	DefaultOutstanding = discover.DefaultOutstanding
 	DefaultTimeoutMS   = 1000
 	DefaultRetries     = 3
 )
@@ -53,11 +53,12 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
 		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
-		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise a first attempt waits a timeout estimated from the round trips seen, at least 20 ms)", Category: "Fabric"},
+		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise the first attempts wait a timeout estimated from the round trips seen, at least 10 ms, doubling)", Category: "Fabric"},
+		&cli.BoolFlag{Name: "lid-reads", Usage: "read a node's attributes after the PortInfo that gives its LID by LID-routed SMPs (needs routes: an SM ran)", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},
 		&cli.BoolFlag{Name: "strict", Usage: "exit 6 when the fabric answered inconsistently (duplicate GUIDs, overlapping LIDs, contradictions); without it they are warnings", Category: "Fabric"},
-		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps", "outstanding_smps"}, Value: DefaultOutstanding, Usage: "SMPs on the wire at once (`N`)", Category: "Fabric"},
+		&cli.IntFlag{Name: "outstanding-smps", Aliases: []string{"o", "max-smps", "outstanding_smps"}, Value: DefaultOutstanding, Usage: "most SMPs on the wire at once (`N`); the window adapts below it", Category: "Fabric"},
 		&cli.StringFlag{Name: "m_key", Aliases: []string{"y"}, Usage: "place M_Key `KEY` in every SMP (default 0, or m_key of the config file)", Category: "Fabric"},
 		&cli.StringFlag{Name: "config", Aliases: []string{"z"}, Usage: "read infiniband-diags config `FILE` (CA, Port, timeout, MLX_EPI, m_key)", DefaultText: DefaultConfigPath + " when present", Category: "Fabric"},
 		&cli.BoolFlag{Name: "errors", Aliases: []string{"e"}, Usage: "print every failed SMP (not a summary)", Category: "Messages"},
@@ -99,6 +100,9 @@ type Settings struct {
 	SimSM bool
 	// FixedTimeout makes every SMP attempt wait the full Timeout.
 	FixedTimeout bool
+	// LIDReads reads nodes' further attributes LID-routed (see
+	// discover.Config.LIDReads).
+	LIDReads bool
 	// MaxNodes stops discovery beyond that many nodes.
 	MaxNodes int
 	// Strict makes inconsistencies an exit status (exitcode.Inconsistent)
@@ -131,6 +135,7 @@ func (s Settings) Config() discover.Config {
 		Timeout:      s.Timeout,
 		Retries:      s.Retries,
 		FixedTimeout: s.FixedTimeout,
+		LIDReads:     s.LIDReads,
 		MaxNodes:     s.MaxNodes,
 		MKey:         s.MKey,
 		NoMlnxEPI:    s.NoMlnxEPI,
@@ -144,7 +149,8 @@ func (s Settings) Config() discover.Config {
 // Querier returns an SMP querier over tr with the flags' timeout and
 // retries, for reads after discovery.
 func (s Settings) Querier(tr transport.Transport) *discover.Querier {
-	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout, MKey: s.MKey}
+	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout, MKey: s.MKey,
+		Window: discover.NewWindow(s.Outstanding, false)}
 }
 
 // UsageError is bad command-line input: it names the input and the
@@ -169,6 +175,7 @@ func FromContext(c *cli.Context) (Settings, error) {
 		Outstanding:  c.Int("outstanding-smps"),
 		SimSM:        c.Bool("sim-sm"),
 		FixedTimeout: c.Bool("fixed-timeout"),
+		LIDReads:     c.Bool("lid-reads"),
 		MaxNodes:     c.Int("max-nodes"),
 		Strict:       c.Bool("strict"),
 		Debug:        c.Count("debug"),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,9 +28,20 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 //   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more)
 //     nothing more is written to stderr and the process ends by SIGPIPE,
 //     as a C tool would, once the slot is released.
+//
+// It also sets the GC target of a one-shot tool (gcPercent) unless GOGC
+// is in the environment.
 func Main(run RunFunc) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
 }
+
+// gcPercent is the GC target of a one-shot tool that keeps most of what
+// it allocates until it exits: about 8 % less peak RSS than Go's 100 for
+// about 15 % more CPU (65k-node fabric).
+const gcPercent = 33
 
 // signals holds one run's signal state.
 type signals struct {

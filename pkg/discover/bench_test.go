@@ -79,8 +79,12 @@ func BenchmarkWindow(b *testing.B) {
 		{"wide", "fattree:levels=3,radix=24,hosts=12,leaves=12,pods=16"},
 	}
 	for _, fb := range fabrics {
-		for _, o := range []int{1, 2, 4, 8, 16, 32, 64} {
-			b.Run(fb.name+"/o="+strconv.Itoa(o), func(b *testing.B) {
+		for _, o := range []int{1, 2, 4, 8, 16, 32, 64, 0} {
+			name := "o=" + strconv.Itoa(o)
+			if o == 0 {
+				name = "adaptive"
+			}
+			b.Run(fb.name+"/"+name, func(b *testing.B) {
 				f, err := sim.Generate(fb.spec+";Latency hop=1us sma=20us vl15=1", nil)
 				if err != nil {
 					b.Fatal(err)
@@ -92,7 +96,7 @@ func BenchmarkWindow(b *testing.B) {
 				defer tr.Close()
 				var retries, smps int64
 				for i := 0; i < b.N; i++ {
-					res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: o})
+					res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: o, FixedWindow: o != 0})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -15,7 +15,15 @@
 // one SMP of ours outstanding, except that several parents of one level
 // may probe the same yet unknown node at once (their NodeInfo is what
 // tells them it is the same node). A link known from one end is never
-// probed from the other: one NodeInfo per link.
+// probed from the other: one NodeInfo per link. Probes that leave their
+// parents by the same port number are not sent at once (sibling switches
+// of a fat tree reach one node by the same port number).
+//
+// Config.Outstanding workers send the SMPs, so never more are in flight;
+// below that bound a Window adapts the number in flight to the fabric as
+// TCP's congestion window does (grow while round trips stay flat, halve
+// on a loss), and the first attempts of an SMP wait a timeout estimated
+// from the round trips, so a loss costs a few round trips.
 package discover
 
 import (
@@ -23,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -32,7 +41,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultOutstanding = 16
+	DefaultOutstanding = 64
 	DefaultTimeout     = time.Second
 	DefaultRetries     = 3
 	DefaultMaxNodes    = 1 << 20
@@ -59,8 +68,13 @@ type Config struct {
 	// NodeInfo, PortInfo of its ports, and for a switch SwitchInfo); MaxHops
 	// is then ignored.
 	StartOnly bool
-	// Outstanding is the number of SMPs on the wire at once (default 16).
+	// Outstanding is the most SMPs on the wire at once (default 64): a
+	// hard upper bound. Below it the window adapts to the fabric (see
+	// Window) unless FixedWindow is set.
 	Outstanding int
+	// FixedWindow keeps Outstanding SMPs on the wire whenever there is
+	// work for them, as ibnetdiscover's -o does.
+	FixedWindow bool
 	// Timeout is the per-attempt SMP timeout (default 1 s). A first
 	// attempt waits less unless FixedTimeout is set: see Querier.
 	Timeout time.Duration
@@ -71,6 +85,14 @@ type Config struct {
 	Retries int
 	// NoMlnxEPI disables Mellanox ExtendedPortInfo queries (FDR10).
 	NoMlnxEPI bool
+	// LIDReads reads a new node's attributes after its first PortInfo
+	// by LID-routed SMPs when that PortInfo gives it a LID: switches
+	// forward those in hardware, where a directed-route SMP costs every
+	// switch it crosses firmware time. It needs routes (a subnet manager
+	// ran); the first LID-routed SMP that fails turns it off for the rest
+	// of the run (that node is read by directed route). The result is the
+	// same either way.
+	LIDReads bool
 	// MaxNodes stops discovery with ErrTooManyNodes in Result.Err when a
 	// node beyond this many answers (default DefaultMaxNodes, 1<<20 =
 	// 1,048,576 nodes, 16 times the largest fat tree the generator
@@ -261,6 +283,13 @@ type engine struct {
 	cfg Config
 	fab *model.Fabric
 
+	// probeWin and readWin are the windows of the two kinds of phase:
+	// NodeInfo probes (where sibling parents may reach the same node at
+	// once) and reads of new nodes (one worker per node).
+	probeWin, readWin *Window
+
+	noLID atomic.Bool // a LID-routed read failed: directed routes only
+
 	mu       sync.Mutex // guards problems
 	problems []Problem
 
@@ -295,6 +324,8 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg.MaxHops = -1
 	}
 	return &engine{
+		probeWin: NewWindow(cfg.Outstanding, cfg.FixedWindow),
+		readWin:  NewWindow(cfg.Outstanding, cfg.FixedWindow),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
@@ -355,7 +386,13 @@ func (e *engine) run(ctx context.Context) error {
 			if len(probes) == 0 {
 				break
 			}
-			err := Parallel(ctx, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
+			e.phase(e.probeWin)
+			err := ParallelApart(ctx, e.cfg.Outstanding, len(probes), func(i int) int {
+				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
+					return int(p.parent.Num)
+				}
+				return -1
+			}, func(ctx context.Context, i int) error {
 				p := probes[i]
 				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
 				p.ok = err == nil
@@ -378,6 +415,12 @@ func (e *engine) run(ctx context.Context) error {
 	return nil
 }
 
+// phase makes w the window of the SMPs that follow.
+func (e *engine) phase(w *Window) {
+	w.NewPhase()
+	e.q.Window = w
+}
+
 // probeChunk is the number of NodeInfo probes sent and taken in at once.
 const probeChunk = 1024
 
@@ -385,12 +428,16 @@ const probeChunk = 1024
 // PortInfo of every port for a switch, PortInfo of the reached port for a
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
+	e.phase(e.readWin)
 	return Parallel(ctx, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
 			return e.readPort(ctx, r.n, r.num, r.path)
 		}
 		n := nodes[i]
+		if e.cfg.LIDReads {
+			return e.readByLID(ctx, n)
+		}
 		var buf [smp.DataSize]byte
 		if err := e.q.Get(ctx, n.Path, smp.AttrNodeDescription, 0, buf[:]); err == nil {
 			_ = n.Desc.UnmarshalBinary(buf[:])
@@ -417,6 +464,75 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 		}
 		return nil
 	})
+}
+
+// readByLID reads what read does for a new node, the PortInfo that gives
+// its LID first by directed route and the rest by LID where it can.
+func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
+	first := e.entry[n]
+	if n.IsSwitch() {
+		first = 0
+	}
+	if err := e.readPort(ctx, n, first, n.Path); IsStop(err) {
+		return err
+	}
+	var lid uint16
+	if pp := n.Port(int(first)); pp != nil && pp.HasInfo {
+		lid = pp.Info.LID
+	}
+	get := func(attr uint16, mod uint32, buf []byte) error {
+		if lid != 0 && lid < 0xc000 && !e.noLID.Load() {
+			err := e.q.GetLID(ctx, lid, attr, mod, buf)
+			if err == nil || IsStop(err) {
+				return err
+			}
+			e.noLID.Store(true)
+			e.q.forget(smp.DRPath{}, attr, mod)
+		}
+		return e.q.Get(ctx, n.Path, attr, mod, buf)
+	}
+	var buf [smp.DataSize]byte
+	if err := get(smp.AttrNodeDescription, 0, buf[:]); err == nil {
+		_ = n.Desc.UnmarshalBinary(buf[:])
+	} else if IsStop(err) {
+		return err
+	}
+	if !n.IsSwitch() {
+		return nil
+	}
+	if err := get(smp.AttrSwitchInfo, 0, buf[:]); err == nil {
+		_ = n.SwitchInfo.UnmarshalBinary(buf[:])
+		copy(n.RawSwitchInfo[:], buf[:])
+		n.HasSwitchInfo = true
+	} else if IsStop(err) {
+		return err
+	}
+	for p := 1; p <= n.NumPorts(); p++ {
+		pp := n.Port(p)
+		if pp == nil {
+			if pp = n.EnsurePort(p, n.Info.PortGUID); pp == nil {
+				continue
+			}
+		}
+		err := get(smp.AttrPortInfo, uint32(p), buf[:])
+		if err != nil {
+			if IsStop(err) {
+				return err
+			}
+			continue
+		}
+		if pp.SetInfo(buf[:]) != nil {
+			continue
+		}
+		if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
+			if err := get(smp.AttrMlnxExtPortInfo, uint32(p), buf[:]); err == nil {
+				pp.SetExtInfo(buf[:])
+			} else if IsStop(err) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // readPort reads PortInfo (and the Mellanox ExtendedPortInfo where

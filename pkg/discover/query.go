@@ -27,12 +27,16 @@ type Querier struct {
 	Pool *model.MADPool
 	// Sent, when set, is called after every SMP sent.
 	Sent func()
+	// Window, when set, bounds the SMPs this Querier has in flight and
+	// learns from their round trips and losses (see Window).
+	Window *Window
 	// FixedTimeout makes every attempt wait the full Timeout. By default
-	// a first attempt waits only a retransmission timeout estimated from
-	// the round trips seen so far (see rto), so an SMP lost on the way
-	// (a switch SMA drops SMPs that arrive while it is busy) costs a short
-	// wait, not a whole Timeout; it is then resent with the full Timeout,
-	// and Retries more times after that.
+	// the first attempts wait only a retransmission timeout estimated
+	// from the round trips seen so far (see rto), doubled on each loss,
+	// so an SMP lost on the way (a switch SMA drops SMPs that arrive while
+	// it is busy) costs a few round trips, not a whole Timeout; when
+	// those run out it is resent with the full Timeout, and Retries more
+	// times after that.
 	FixedTimeout bool
 
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
@@ -74,6 +78,19 @@ func (q *Querier) fail(path smp.DRPath, attr uint16, mod uint32, err error) erro
 	return err
 }
 
+// forget drops the last recorded failure of attr/mod along path (a read
+// that is then made another way).
+func (q *Querier) forget(path smp.DRPath, attr uint16, mod uint32) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := len(q.errs) - 1; i >= 0; i-- {
+		if e := q.errs[i]; e.Path == path && e.Attr == attr && e.Mod == mod {
+			q.errs = append(q.errs[:i], q.errs[i+1:]...)
+			return
+		}
+	}
+}
+
 // FatalError wraps a transport failure (not a timeout): the transport is
 // unusable and the work should stop.
 type FatalError struct{ Err error }
@@ -110,34 +127,60 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	}
 	resp := &w.Resp
 	var err error
-	// A first attempt cut short by the estimated timeout does not use up
-	// a retry: the SMP still gets Retries attempts of the full Timeout.
+	// Short first attempts (a timeout estimated from the round trips,
+	// doubled on each loss) do not use up retries: after them the SMP
+	// still gets Retries+1 attempts of the full Timeout.
+	wc, _ := ctx.(*workerCtx)
+	short := 0
+	if !q.FixedTimeout {
+		short = maxShort
+	}
 	attempts := q.Retries + 1
-	for attempt := 0; attempt < attempts; attempt++ {
+	for attempt := 0; attempt < attempts+short; attempt++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		wait := timeout
+		if attempt < short {
+			r := q.rto(timeout)
+			wait = r << attempt
+			if r >= timeout || wait >= timeout/2 {
+				// no short attempt left worth making
+				short, attempt = attempt, attempt-1
+				continue
+			}
 		}
 		if attempt > 0 {
 			q.retries.Add(1)
 			w.Retries++
+		}
+		if q.Window != nil {
+			if err := q.Window.acquire(ctx); err != nil {
+				return err
+			}
 		}
 		q.smps.Add(1)
 		if q.Sent != nil {
 			q.Sent()
 		}
 		w.Sent = time.Now()
-		wait := timeout
-		if attempt == 0 && !q.FixedTimeout {
-			if wait = q.rto(timeout); wait < timeout {
-				attempts++
-			}
+		var expired bool
+		if wc != nil {
+			wc.arm(wait)
+			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
+			expired = wc.disarm()
+		} else {
+			actx, cancel := context.WithTimeout(ctx, wait)
+			err = q.Transport.Exchange(actx, dlid, w.Buf[:], resp[:])
+			expired = actx.Err() != nil && ctx.Err() == nil
+			cancel()
 		}
-		actx, cancel := context.WithTimeout(ctx, wait)
-		err = q.Transport.Exchange(actx, dlid, w.Buf[:], resp[:])
-		expired := actx.Err() != nil
-		cancel()
+		rtt := time.Since(w.Sent)
+		if q.Window != nil {
+			q.Window.release(w.Sent, rtt, err != nil && (expired || errors.Is(err, transport.ErrTimeout)))
+		}
 		if err == nil {
-			q.sample(time.Since(w.Sent))
+			q.sample(rtt)
 			break
 		}
 		if ctx.Err() != nil {
@@ -173,23 +216,27 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	return nil
 }
 
-// Bounds of the first-attempt retransmission timeout.
+// Bounds of the short attempts' retransmission timeout.
 const (
-	MinRTO = 20 * time.Millisecond
-	rtoK   = 8 // rto = srtt + rtoK*rttvar
+	// MinRTO is the least a short attempt waits.
+	MinRTO   = 10 * time.Millisecond
+	rtoK     = 4 // rto = srtt + rtoK*rttvar (RFC 6298)
+	rtoFloor = 4 // and at least rtoFloor*srtt
+	// maxShort is the most short attempts (each twice the one before)
+	// made before the full timeout.
+	maxShort = 3
 )
 
-// rto is the first attempt's timeout: srtt + 8·rttvar, at least MinRTO,
-// at most timeout; timeout itself until a round trip has been measured.
+// rto is a short attempt's timeout: srtt + 4·rttvar, at least 4·srtt and
+// MinRTO, at most timeout; timeout itself until a round trip has been
+// measured.
 func (q *Querier) rto(timeout time.Duration) time.Duration {
 	srtt := q.srtt.Load()
 	if srtt == 0 {
 		return timeout
 	}
 	r := time.Duration(srtt + rtoK*q.rttvar.Load())
-	if r < MinRTO {
-		r = MinRTO
-	}
+	r = max(r, rtoFloor*time.Duration(srtt), MinRTO)
 	if r > timeout {
 		r = timeout
 	}
@@ -245,12 +292,14 @@ func Parallel(ctx context.Context, workers, n int, job func(ctx context.Context,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			wc := newWorkerCtx(ctx)
+			defer wc.release()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if err := job(ctx, i); IsStop(err) {
+				if err := job(wc, i); IsStop(err) {
 					once.Do(func() { first = err; cancel() })
 					return
 				}
@@ -272,4 +321,105 @@ func IsStop(err error) bool {
 	}
 	var f *FatalError
 	return errors.As(err, &f) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ParallelApart is Parallel for jobs of which two with the same key
+// (>= 0; -1: none) should not run at once: a worker takes the first job
+// in order whose key no running job holds, so jobs start in order except
+// that one is passed over while its key is busy. The engine keys a
+// level's NodeInfo probes by the port they leave by: sibling switches of
+// a fat tree reach the same node by the same port number, and two probes
+// of one node at once make its one-packet VL15 buffer drop one.
+func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers = max(1, min(workers, n))
+	s := &apart{n: n, key: key, started: make([]bool, n), busy: map[int]bool{}}
+	s.cond = sync.NewCond(&s.mu)
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer stop()
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wc := newWorkerCtx(ctx)
+			defer wc.release()
+			for {
+				i := s.take(ctx)
+				if i < 0 {
+					return
+				}
+				err := job(wc, i)
+				s.done(i)
+				if IsStop(err) {
+					once.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+type apart struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	n, head int
+	key     func(int) int
+	started []bool
+	busy    map[int]bool
+}
+
+func (s *apart) take(ctx context.Context) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if ctx.Err() != nil {
+			return -1
+		}
+		for s.head < s.n && s.started[s.head] {
+			s.head++
+		}
+		if s.head == s.n {
+			return -1
+		}
+		for i := s.head; i < s.n; i++ {
+			if s.started[i] {
+				continue
+			}
+			k := s.key(i)
+			if k >= 0 && s.busy[k] {
+				continue
+			}
+			s.started[i] = true
+			if k >= 0 {
+				s.busy[k] = true
+			}
+			return i
+		}
+		s.cond.Wait()
+	}
+}
+
+func (s *apart) done(i int) {
+	s.mu.Lock()
+	if k := s.key(i); k >= 0 {
+		delete(s.busy, k)
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
 }

@@ -45,7 +45,7 @@ var ErrCommand = errors.New("malformed console command")
 //	Drop <rate>                          drop rate% of all SMPs
 //	Kill "id"  /  Revive "id"            the node's SMA stops / resumes answering
 //	Inconsistent "id" <field> [every]    every n-th NodeInfo answer lies
-//	Latency ["id"] hop=D sma=D vl15=N    latency model (D: Go duration, e.g. 2us)
+//	Latency ["id"] hop=D sma=D fwd=D vl15=N    latency model (D: Go duration, e.g. 2us)
 //	After <n> <command>                  run command after n more SMPs
 //
 // and ibsim's `PerformanceSet "id"[p] Attr.Field=value` for the
@@ -144,13 +144,13 @@ func LieField(name string) int {
 // LatencyArgs is the parsed argument list of a Latency command; the Has
 // fields say which keys were given.
 type LatencyArgs struct {
-	Hop, SMA                time.Duration
-	VL15                    int
-	HasHop, HasSMA, HasVL15 bool
+	Hop, SMA, Fwd                   time.Duration
+	VL15                            int
+	HasHop, HasSMA, HasFwd, HasVL15 bool
 }
 
 // Latency parses the key=value arguments of a Latency command: hop=,
-// sma= (Go durations, at most 10s) and vl15= (0..64, 0 = unbounded).
+// sma=, fwd= (Go durations, at most 10s) and vl15= (0..64, 0 = unbounded).
 func (c *Command) Latency() (LatencyArgs, error) {
 	var l LatencyArgs
 	if len(c.Args) == 0 {
@@ -162,15 +162,18 @@ func (c *Command) Latency() (LatencyArgs, error) {
 			return l, ErrCommand
 		}
 		switch strings.ToLower(k) {
-		case "hop", "sma":
+		case "hop", "sma", "fwd":
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 || d > 10*time.Second {
 				return l, ErrCommand
 			}
-			if strings.EqualFold(k, "hop") {
+			switch strings.ToLower(k) {
+			case "hop":
 				l.Hop, l.HasHop = d, true
-			} else {
+			case "sma":
 				l.SMA, l.HasSMA = d, true
+			default:
+				l.Fwd, l.HasFwd = d, true
 			}
 		case "vl15":
 			n, err := strconv.Atoi(v)
@@ -182,7 +185,7 @@ func (c *Command) Latency() (LatencyArgs, error) {
 			return l, ErrCommand
 		}
 	}
-	if c.Node != "" && (l.HasHop || l.HasVL15) {
+	if c.Node != "" && (l.HasHop || l.HasFwd || l.HasVL15) {
 		return l, ErrCommand // a node takes only its own service time
 	}
 	return l, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/netfile"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
@@ -26,9 +27,18 @@ var ErrDuplicateGUID = errors.New("sim: duplicate node GUID")
 // and dropping those that arrive when it is full. With VL15 = 1 an SMP
 // that arrives while the SMA is busy is lost, as on a real switch whose
 // VL15 buffer holds a single packet.
+//
+// A directed-route SMP is also handled by the firmware of every switch it
+// crosses (to forward it and move the hop pointer), on the way out and
+// again on the way back: Fwd at each, on the same processor that serves
+// the switch's own SMPs, so the first switch from the requester handles
+// nearly every SMP twice. SMPs waiting there to be forwarded queue in the
+// firmware and are not dropped. LID-routed SMPs are forwarded by the
+// switch hardware and cost Hop per link only.
 type Latency struct {
 	Hop  time.Duration
 	SMA  time.Duration
+	Fwd  time.Duration
 	VL15 int
 }
 
@@ -59,20 +69,161 @@ type nodeFault struct {
 	answers atomic.Uint32
 }
 
-// latency is the installed latency model.
+// latency is the installed latency model. Every SMP books its service
+// at the node that serves it: a slot of the node's (single) server and
+// room in its VL15 buffer for the whole stay, from arrival to the end of
+// its service. Bookings are made under mu and never moved afterwards, so
+// an SMP whose goroutine reaches the model late (after SMPs stamped later
+// than it) is judged by the time it arrived, not by the order it was
+// booked in: it takes the earliest idle slot of the server after its
+// arrival, and is dropped only when the buffer would really hold more
+// than VL15 SMPs at some moment of its stay.
 type latency struct {
 	Latency
 	epoch time.Time
-	busy  []atomic.Int64 // per node: modelled end of service of the last SMP taken (ns since epoch)
+
+	mu    sync.Mutex
+	clock func() int64 // ns since epoch (replaced by tests)
+	books [][]booking  // per node, sorted by start; guarded by mu
+	// Timestamps of the Exchanges in flight (stamped, not yet done), in
+	// stamping order, from sequence number seq0 on; done ones are -1.
+	// The oldest one is the horizon before which no SMP can still arrive
+	// anywhere, so bookings that ended before it are forgotten.
+	fly  []int64
+	seq0 uint64
+	last int64 // the latest timestamp given
+}
+
+// booking is one SMP's stay at a node: it arrives at arr, is served from
+// start to done, and holds a VL15 buffer slot from arr to done.
+type booking struct {
+	arr, start, done int64
+	transit          bool // forwarded, not served: holds no VL15 slot
 }
 
 // latTicket carries one Exchange through the latency model.
 type latTicket struct {
-	lat   *latency
-	now   int64 // ns since epoch when the request was sent
-	hops  int
-	until int64 // when the answer is back at the requester
-	drop  bool
+	lat     *latency
+	now     int64 // ns since epoch when the request was sent
+	seq     uint64
+	stamped bool // now came from stamp (and done must be called)
+	hops    int
+	dr      bool                   // via holds a directed route's nodes
+	via     [smp.MaxHops + 1]int32 // DR: the nodes crossed (via[1..hops-1]), when Fwd > 0
+	until   int64                  // when the answer is back at the requester
+	drop    bool
+}
+
+func newLatency(l *Latency, nodes int) *latency {
+	lat := &latency{Latency: *l, epoch: time.Now(), books: make([][]booking, nodes)}
+	lat.clock = func() int64 { return int64(time.Since(lat.epoch)) }
+	return lat
+}
+
+// stamp gives t its send time and enters it among the Exchanges in flight.
+func (l *latency) stamp(t *latTicket) {
+	l.mu.Lock()
+	t.lat, t.now, t.stamped = l, l.clock(), true
+	if t.now < l.last {
+		t.now = l.last // the clock is monotonic; keep the order exact
+	}
+	l.last = t.now
+	t.seq = l.seq0 + uint64(len(l.fly))
+	l.fly = append(l.fly, t.now)
+	l.mu.Unlock()
+}
+
+// done takes a stamped t out of the Exchanges in flight.
+func (l *latency) done(t *latTicket) {
+	if !t.stamped {
+		return
+	}
+	l.mu.Lock()
+	l.fly[t.seq-l.seq0] = -1
+	i := 0
+	for i < len(l.fly) && l.fly[i] < 0 {
+		i++
+	}
+	l.fly, l.seq0 = l.fly[i:], l.seq0+uint64(i)
+	if len(l.fly) == 0 {
+		l.fly = l.fly[:0:0] // let the backing array go
+	}
+	l.mu.Unlock()
+}
+
+// horizon is the earliest time an SMP not yet booked can arrive (under mu).
+func (l *latency) horizon() int64 {
+	if len(l.fly) > 0 {
+		return l.fly[0]
+	}
+	return l.last
+}
+
+// book takes an SMP arriving at arr into node n's SMA for a service of
+// svc (under mu). It returns the end of the service, or ok=false when
+// the VL15 buffer would overflow during the SMP's stay (the SMP is lost).
+func (l *latency) book(n int32, arr, svc int64, transit bool) (end int64, ok bool) {
+	if svc <= 0 {
+		return arr, true
+	}
+	bs := l.books[n]
+	// forget what ended before anything still to come can arrive
+	h := l.horizon()
+	k := 0
+	for k < len(bs) && bs[k].done <= h {
+		k++
+	}
+	if k > 0 {
+		bs = append(bs[:0], bs[k:]...)
+	}
+	// the earliest idle slot of the server at or after arr
+	start, at := arr, 0
+	for at < len(bs) {
+		b := &bs[at]
+		if b.done <= start {
+			at++
+			continue
+		}
+		if b.start >= start+svc {
+			break
+		}
+		start = b.done
+		at++
+	}
+	end = start + svc
+	if !transit && l.VL15 > 0 && l.full(bs, arr, end) {
+		l.books[n] = bs
+		return 0, false
+	}
+	bs = append(bs, booking{})
+	copy(bs[at+1:], bs[at:])
+	bs[at] = booking{arr: arr, start: start, done: end, transit: transit}
+	l.books[n] = bs
+	return end, true
+}
+
+// full reports whether the buffer already holds VL15 SMPs at some moment
+// of [from, to). The count only rises at an arrival, so it is enough to
+// look at from and at the arrivals inside the interval.
+func (l *latency) full(bs []booking, from, to int64) bool {
+	at := func(x int64) int {
+		c := 0
+		for i := range bs {
+			if !bs[i].transit && bs[i].arr <= x && x < bs[i].done {
+				c++
+			}
+		}
+		return c
+	}
+	if at(from) >= l.VL15 {
+		return true
+	}
+	for i := range bs {
+		if a := bs[i].arr; !bs[i].transit && a > from && a < to && at(a) >= l.VL15 {
+			return true
+		}
+	}
+	return false
 }
 
 type event struct {
@@ -186,11 +337,10 @@ func (f *Fabric) SetLatency(l *Latency) error {
 		f.fs.lat.Store(nil)
 		return nil
 	}
-	if l.Hop < 0 || l.SMA < 0 || l.VL15 < 0 {
+	if l.Hop < 0 || l.SMA < 0 || l.Fwd < 0 || l.VL15 < 0 {
 		return fmt.Errorf("%w: negative latency", ErrBadCommand)
 	}
-	lat := &latency{Latency: *l, epoch: time.Now(), busy: make([]atomic.Int64, len(f.nodes))}
-	f.fs.lat.Store(lat)
+	f.fs.lat.Store(newLatency(l, len(f.nodes)))
 	return nil
 }
 
@@ -335,6 +485,9 @@ func (f *Fabric) runFault(c netfile.Command) (bool, error) {
 		if l.HasSMA {
 			cur.SMA = l.SMA
 		}
+		if l.HasFwd {
+			cur.Fwd = l.Fwd
+		}
 		if l.HasVL15 {
 			cur.VL15 = l.VL15
 		}
@@ -408,7 +561,7 @@ func (f *Fabric) lie(n int32, b []byte) {
 // buffer is full.
 func (f *Fabric) serve(t *latTicket, n int32) {
 	l := t.lat
-	if int(n) >= len(l.busy) {
+	if int(n) >= len(l.books) {
 		return
 	}
 	sma := int64(l.SMA)
@@ -417,24 +570,37 @@ func (f *Fabric) serve(t *latTicket, n int32) {
 			sma = int64(nf.sma)
 		}
 	}
-	way := int64(t.hops) * int64(l.Hop)
-	arr := t.now + way
-	b := &l.busy[n]
-	for {
-		last := b.Load()
-		if l.VL15 > 0 && last > arr && sma > 0 {
-			if inSys := (last - arr + sma - 1) / sma; inSys >= int64(l.VL15) {
-				t.drop = true
-				f.fs.busy.Add(1)
-				return
-			}
-		}
-		done := max(arr, last) + sma
-		if b.CompareAndSwap(last, done) {
-			t.until = done + way
+	hop := int64(l.Hop)
+	fwd := int64(l.Fwd)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if fwd == 0 || t.hops < 2 || !t.dr {
+		way := int64(t.hops) * hop
+		done, ok := l.book(n, t.now+way, sma, false)
+		if !ok {
+			t.drop = true
+			f.fs.busy.Add(1)
 			return
 		}
+		t.until = done + way
+		return
 	}
+	// Directed route: out through the switches crossed, served, and back.
+	at := t.now
+	for i := 1; i < t.hops; i++ {
+		at, _ = l.book(t.via[i], at+hop, fwd, true)
+	}
+	done, ok := l.book(n, at+hop, sma, false)
+	if !ok {
+		t.drop = true
+		f.fs.busy.Add(1)
+		return
+	}
+	at = done
+	for i := t.hops - 1; i >= 1; i-- {
+		at, _ = l.book(t.via[i], at+hop, fwd, true)
+	}
+	t.until = at + hop
 }
 
 // await blocks an Exchange under the latency model until its answer is

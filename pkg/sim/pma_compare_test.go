@@ -141,7 +141,7 @@ func TestComparePMAWithIbsim(t *testing.T) {
 		for i := 1; i <= int(p.Len()); i++ {
 			path[i] = p.Port(i)
 		}
-		dst := f.drOut(ep.port, &path, int(p.Len()))
+		dst := f.drOut(ep.port, &path, int(p.Len()), nil)
 		if dst < 0 {
 			continue
 		}

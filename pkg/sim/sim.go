@@ -32,7 +32,9 @@
 //	Inconsistent "id" <field> [every]  every n-th NodeInfo answer lies about
 //	                                   numports, type, portguid or guid; none clears
 //	                                   (SetInconsistent)
-//	Latency hop=1us sma=20us vl15=1    the latency model (SetLatency, Options.Latency);
+//	Latency hop=1us sma=20us vl15=1    the latency model (SetLatency, Options.Latency;
+//	                                   fwd=5us adds a directed-route SMP's forwarding
+//	                                   at each switch crossed);
 //	                                   "Latency hop=0 sma=0" turns it off
 //	Latency "id" sma=500us             one node's SMA service time (SetServiceTime)
 //	After <n> <command>                run command after n more SMPs (AfterSMPs)

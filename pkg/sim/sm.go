@@ -249,6 +249,26 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 	active := func(pp *port) bool {
 		return pp.remote >= 0 && pp.linkValid() && f.ports[pp.remote].linkValid()
 	}
+	// The switch graph once: for switch s, its active ports to other
+	// switches are adjPort[adj[s]:adj[s+1]], leading to switches adjTo.
+	adj := make([]int32, S+1)
+	var adjPort []uint8
+	var adjTo []int32
+	for s := 0; s < S; s++ {
+		adj[s] = int32(len(adjTo))
+		n := &f.nodes[sws[s]]
+		for p := 1; p <= int(n.nports); p++ {
+			pp := &f.ports[n.base+int32(p)]
+			if !active(pp) {
+				continue
+			}
+			if t := swNum[f.ports[pp.remote].node]; t >= 0 {
+				adjPort = append(adjPort, uint8(p))
+				adjTo = append(adjTo, t)
+			}
+		}
+	}
+	adj[S] = int32(len(adjTo))
 	dist := make([]uint8, S*S)
 	for i := range dist {
 		dist[i] = 0xff
@@ -261,14 +281,8 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 		for len(q) > 0 {
 			c := q[0]
 			q = q[1:]
-			lo, hi := f.nodePorts(sws[c])
-			for i := lo + 1; i < hi; i++ {
-				pp := &f.ports[i]
-				if !active(pp) {
-					continue
-				}
-				t := swNum[f.ports[pp.remote].node]
-				if t >= 0 && row[t] == 0xff {
+			for _, t := range adjTo[adj[c]:adj[c+1]] {
+				if row[t] == 0xff {
 					row[t] = row[c] + 1
 					q = append(q, t)
 				}
@@ -309,7 +323,7 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 		sw := &f.sws[n.sw]
 		sw.lft = sw.lft[:0]
 		sw.growLFT(int(maxLID) + 1)
-		load := make([]uint32, int(n.nports)+1)
+		var load [256]uint32 // LIDs routed out of each port
 		clear(cand)
 		cbuf = cbuf[:0]
 		for l := 1; l <= int(maxLID); l++ {
@@ -326,15 +340,13 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 				continue
 			}
 			if cand[d.sw] == nil {
+				// the neighbours one hop nearer to d.sw, in port order
+				// (hop counts are symmetric: read them from d.sw's row)
 				start := len(cbuf)
-				for p := 1; p <= int(n.nports); p++ {
-					pp := &f.ports[n.base+int32(p)]
-					if !active(pp) {
-						continue
-					}
-					t := swNum[f.ports[pp.remote].node]
-					if t >= 0 && dist[int(t)*S+int(d.sw)] == want-1 {
-						cbuf = append(cbuf, uint8(p))
+				drow := dist[int(d.sw)*S : int(d.sw+1)*S]
+				for k := adj[s]; k < adj[s+1]; k++ {
+					if drow[adjTo[k]] == want-1 {
+						cbuf = append(cbuf, adjPort[k])
 					}
 				}
 				// full slice expression: later appends to cbuf never
@@ -342,16 +354,20 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 				// array, which stays valid).
 				cand[d.sw] = cbuf[start:len(cbuf):len(cbuf)]
 			}
-			best := -1
-			for _, p := range cand[d.sw] {
-				if best < 0 || load[p] < load[best] {
-					best = int(p)
+			// the least loaded candidate, the first in port order on a tie
+			c := cand[d.sw]
+			if len(c) == 0 {
+				continue
+			}
+			best := c[0]
+			bl := load[best]
+			for _, p := range c[1:] {
+				if load[p] < bl {
+					best, bl = p, load[p]
 				}
 			}
-			if best >= 0 {
-				sw.lft[l] = uint8(best)
-				load[best]++
-			}
+			sw.lft[l] = best
+			load[best]++
 		}
 		sw.top = maxLID
 		sw.portChange = false

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"encoding/binary"
-	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -42,10 +41,11 @@ func (e *Endpoint) Exchange(ctx context.Context, dlid uint16, req, resp []byte) 
 	}
 	var lt latTicket
 	if l := f.fs.lat.Load(); l != nil {
-		lt.lat, lt.now = l, int64(time.Since(l.epoch))
+		l.stamp(&lt)
 	}
 	ok := f.process(e.port, e.slot, dlid, resp[:smp.MADSize], &lt)
 	if lt.lat != nil {
+		lt.lat.done(&lt)
 		return lt.await(ctx, ok)
 	}
 	if !ok {
@@ -104,7 +104,11 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte, lt *latT
 	if dlid < 0xffff {
 		dst = f.lidRoute(src, dlid, &lt.hops)
 	} else {
-		dst = f.drOut(src, &path, hops)
+		var via *[smp.MaxHops + 1]int32
+		if lt.lat != nil && lt.lat.Fwd > 0 {
+			via, lt.dr = &lt.via, true
+		}
+		dst = f.drOut(src, &path, hops, via)
 		lt.hops = hops
 	}
 	if dst < 0 {
@@ -222,12 +226,16 @@ func (f *Fabric) nextPort(from int32, pn int) int32 {
 	return in
 }
 
-// drOut follows a directed route outward and fills the return path.
-func (f *Fabric) drOut(p int32, path *[64]byte, hops int) int32 {
+// drOut follows a directed route outward and fills the return path;
+// via, when not nil, gets the node reached at each hop.
+func (f *Fabric) drOut(p int32, path *[64]byte, hops int, via *[smp.MaxHops + 1]int32) int32 {
 	ptr := 0
 	for ptr < hops {
 		if ptr > 0 && !f.isSwitch(&f.ports[p]) {
 			return -1 // transit through a CA or router
+		}
+		if via != nil {
+			via[ptr] = f.ports[p].node
 		}
 		path[ptr] = f.ports[p].num
 		ptr++

@@ -1,12 +1,15 @@
 package fabricjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // validator checks a decoded JSON value against the subset of JSON Schema
@@ -167,4 +170,23 @@ func equal(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// TestExampleValidates: the documented example, docs/fabric.example.json,
+// validates against docs/fabric.schema.json, and is what the code writes
+// (the router.json golden of TestGoldenAndSchema, byte for byte), so the
+// docs cannot drift from either.
+func TestExampleValidates(t *testing.T) {
+	b, err := os.ReadFile("../../docs/fabric.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, b)
+	g, err := os.ReadFile("testdata/router.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, g) {
+		t.Error("docs/fabric.example.json differs from testdata/router.json (the code's output): copy the golden over it")
+	}
 }

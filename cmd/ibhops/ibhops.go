@@ -17,6 +17,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
 const examples = `With no mode option, ibhops discovers the fabric and prints its LID hop
@@ -41,7 +42,7 @@ EXIT STATUS:
    0 done, nothing wrong; 1 fatal error; 2 bad arguments or input; 3 partial
    result (SMPs failed); 4 a problem was found (--check-routes findings, a
    broken --trace route, no path between SRC and DST); 5 nothing to check
-   (--check-routes before any SM ran: no LIDs or no forwarding tables); 6
+   (--check-routes, --trace before any SM ran: no LIDs or no tables); 6
    with --strict, the fabric answered inconsistently; 130 interrupted (the
    --output file is not replaced); 141 stdout closed by its reader.`
 
@@ -143,6 +144,9 @@ func (t *tool) resolve(flag, spec string) (*model.Port, error) {
 		msg := err.Error()
 		if strings.HasPrefix(msg, strconv.Quote(strings.TrimSpace(spec))+": ") {
 			msg = msg[len(strconv.Quote(strings.TrimSpace(spec)))+2:]
+		}
+		if t.f.MaxLID() == 0 && strings.HasPrefix(msg, "LID ") {
+			msg += " (" + routing.NoLIDs + ")"
 		}
 		return nil, cliapp.Usage(in, msg)
 	}
@@ -294,6 +298,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		write = func(w io.Writer) error { return t.switchTable(w, sw) }
 	case modeTrace:
+		// A trace follows the forwarding tables: without LIDs or tables
+		// there is no route to follow.
+		if why := routing.NothingToCheck(t.f, true); why != "" {
+			return cliapp.Exit(exitcode.NothingChecked, errors.New("--trace: nothing to check: "+why))
+		}
 		a, err := t.resolve("--trace", args[0])
 		if err != nil {
 			return err

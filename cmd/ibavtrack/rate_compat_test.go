@@ -51,7 +51,7 @@ func TestRateOrderMatchesOpenSM(t *testing.T) {
 			}
 			_, rate := saPath(t, s, "h120", a, b)
 			if doc.AV.Rate != rate {
-				t.Errorf("path %d→%d: ours rate %d (%s Gb/s, set by %s), OpenSM's PathRecord rate %d (%v Gb/s)",
+				t.Errorf("path %d→%d: ours rate %d (%g Gb/s, set by %s), OpenSM's PathRecord rate %d (%v Gb/s)",
 					a, b, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, rate, smp.RateGbps(rate))
 			}
 			rates[rate] = true

@@ -267,6 +267,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		err = write(stdout)
 	}
 	if err != nil {
+		if c.Context.Err() != nil { // e.g. Ctrl-C while waiting for a FIFO's reader
+			return cliapp.Exit(exitcode.Interrupted, err)
+		}
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	if cacheF != nil {
@@ -278,7 +281,11 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			err = cacheF.Commit()
 		}
 		if err != nil {
-			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("caching the fabric failed: %w", err))
+			code := exitcode.Fatal
+			if c.Context.Err() != nil {
+				code = exitcode.Interrupted
+			}
+			return cliapp.Exit(code, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
 	var files []string

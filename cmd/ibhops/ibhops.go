@@ -42,7 +42,7 @@ EXIT STATUS:
    0 done, nothing wrong; 1 fatal error; 2 bad arguments or input; 3 partial
    result (SMPs failed); 4 a problem was found (--check-routes findings, a
    broken --trace route, no path between SRC and DST); 5 nothing to check
-   (--check-routes before any SM ran: no LIDs or no forwarding tables); 6
+   (--check-routes, --trace before any SM ran: no LIDs or no tables); 6
    with --strict, the fabric answered inconsistently; 130 interrupted (the
    --output file is not replaced); 141 stdout closed by its reader.`
 
@@ -160,6 +160,9 @@ func (t *tool) resolveLID(flag, spec string) (*model.Port, uint16, error) {
 				msg = msg[len(q)+2:]
 				break
 			}
+		}
+		if t.f.MaxLID() == 0 && strings.HasPrefix(msg, "LID ") {
+			msg += " (" + routing.NoLIDs + ")"
 		}
 		return nil, 0, cliapp.Usage(in, msg)
 	}
@@ -312,6 +315,11 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		write = func(w io.Writer) error { return t.switchTable(w, sw) }
 	case modeTrace:
+		// A trace follows the forwarding tables: without LIDs or tables
+		// there is no route to follow.
+		if why := routing.NothingToCheck(t.f, true); why != "" {
+			return cliapp.Exit(exitcode.NothingChecked, errors.New("--trace: nothing to check: "+why))
+		}
 		a, err := t.resolve("--trace", args[0])
 		if err != nil {
 			return err

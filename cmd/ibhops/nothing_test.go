@@ -68,6 +68,24 @@ func TestNothingToCheck(t *testing.T) {
 	}
 }
 
+// TestTraceWithoutLIDs: --trace before any SM ran says there is nothing
+// to follow (exit 5); a LID asked for on such a fabric says why it is
+// not in it.
+func TestTraceWithoutLIDs(t *testing.T) {
+	_, stderr, code := runOurs(t, "--sim", fabrics+"loop.net", "--sim-sm=false", "--trace", "h1", "h2")
+	if want := "ibhops: --trace: nothing to check: " + routing.NoLIDs + "\n"; code != exitcode.NothingChecked || string(stderr) != want {
+		t.Errorf("exit %d stderr %q, want %d %q", code, stderr, exitcode.NothingChecked, want)
+	}
+	_, stderr, code = runOurs(t, "--sim", fabrics+"nolft.topo", "--sim-sm=false", "--trace", "h1", "h2")
+	if code != exitcode.NothingChecked || !strings.Contains(string(stderr), routing.NoTables) {
+		t.Errorf("no tables: exit %d stderr %q", code, stderr)
+	}
+	_, stderr, code = runOurs(t, "--sim", fabrics+"loop.net", "--sim-sm=false", "3", "h2")
+	if want := "ibhops: 3: LID 3: not in the fabric (" + routing.NoLIDs + ")\n"; code != exitcode.Usage || string(stderr) != want {
+		t.Errorf("exit %d stderr %q, want %q", code, stderr, want)
+	}
+}
+
 // TestInconsistentStatus: overlapping LIDs on a complete discovery are a
 // warning (exit 0, as ibnetdiscover), exit 6 with --strict, never 3.
 func TestInconsistentStatus(t *testing.T) {

@@ -112,6 +112,8 @@ func readFile(name string, limit int64) ([]byte, error) {
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return nil, errors.New("is a directory")
+	} else if err == nil && st.Mode().IsRegular() && st.Size() > limit {
+		return nil, ErrTooLarge // without reading it
 	}
 	return readLimited(f, limit)
 }

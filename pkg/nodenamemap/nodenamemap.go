@@ -15,6 +15,7 @@ package nodenamemap
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -99,13 +100,15 @@ const MaxBytes = 32 << 20
 var ErrTooLarge = fmt.Errorf("larger than %d MiB, the limit for a node name map", MaxBytes>>20)
 
 // Parse reads a map from r (at most MaxBytes). name is used in errors.
-func Parse(r io.Reader, name string) (*Map, error) {
+func Parse(r io.Reader, name string) (*Map, error) { return parse(r, name, MaxBytes) }
+
+func parse(r io.Reader, name string, limit int) (*Map, error) {
 	m := &Map{names: make(map[uint64]string)}
-	br := bufio.NewReader(io.LimitReader(r, MaxBytes+1))
+	br := bufio.NewReader(io.LimitReader(r, int64(limit)+1))
 	num, total := 0, 0
 	for {
 		line, err := readChunk(br)
-		if total += len(line); total > MaxBytes {
+		if total += len(line); total > limit {
 			return nil, &OpenError{File: name, Err: ErrTooLarge}
 		}
 		if len(line) == 0 && err != nil {
@@ -122,19 +125,19 @@ func Parse(r io.Reader, name string) (*Map, error) {
 }
 
 // readChunk emulates fgets(buf, 256): up to 255 bytes, through a newline.
+// The chunk is a copy (the reader's buffer is reused).
 func readChunk(br *bufio.Reader) ([]byte, error) {
-	var b []byte
-	for len(b) < lineBuf-1 {
-		c, err := br.ReadByte()
-		if err != nil {
-			return b, err
-		}
-		b = append(b, c)
-		if c == '\n' {
-			break
-		}
+	b, err := br.Peek(lineBuf - 1)
+	if len(b) == 0 {
+		return nil, err
 	}
-	return b, nil
+	n := len(b)
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		n = i + 1
+	}
+	line := append([]byte(nil), b[:n]...)
+	br.Discard(n)
+	return line, nil
 }
 
 // cstr cuts b at its first NUL, as C string functions see it.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -353,4 +354,16 @@ func TestOneLIDPlan(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, stdout)
 		}
 	}
+}
+
+// scanLines returns the non-empty lines of b.
+func scanLines(b []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

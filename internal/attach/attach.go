@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -238,6 +239,13 @@ type Fabric struct {
 // InfiniBand device exists.
 var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for the embedded simulator or --ibsim for a running ibsim")
 
+// ErrUmadLinuxOnly is Open's answer, off Linux, when neither --sim nor
+// --ibsim is given: the kernel umad transport exists on Linux only.
+var ErrUmadLinuxOnly = errors.New("kernel InfiniBand devices (umad) are Linux-only; use --sim FILE (a net or topology file), or ibdiscover --load-cache FILE")
+
+// goos is runtime.GOOS (tests change it).
+var goos = runtime.GOOS
+
 // Open opens the transport the settings choose. It never prints: warnings
 // go to s.Warn and Fabric.Warnings.
 func Open(ctx context.Context, s Settings) (*Fabric, error) {
@@ -255,11 +263,14 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 		cfg.Timeout = s.Timeout
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		c, err := ibsim.Dial(dctx, cfg)
+		c, err := dialIBSim(dctx, cfg)
 		if err != nil {
 			return nil, err
 		}
 		return &Fabric{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
+	}
+	if goos != "linux" {
+		return nil, ErrUmadLinuxOnly
 	}
 	fs, err := umad.NewFS(sysRoot())
 	if err != nil {
@@ -367,4 +378,12 @@ func emptyFabricMsg(path string) string {
 		}
 	}
 	return "only comments and blank lines: no nodes"
+}
+
+// ibsimConn is what Open uses of an ibsim client (pkg/ibsim's Client, on
+// Linux).
+type ibsimConn interface {
+	transport.Transport
+	Slot() int
+	AttachedNode() string
 }

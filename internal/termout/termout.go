@@ -8,19 +8,19 @@ import (
 	"os"
 
 	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"golang.org/x/sys/unix"
 )
 
-// IsTerminal reports whether w is a terminal.
+// IsTerminal reports whether w is a terminal (on every OS: go-isatty,
+// which fatih/color uses too, knows each one's way to ask).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
 // ColorOK reports whether colour may be used on w: w is a terminal and

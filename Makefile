@@ -1,7 +1,8 @@
 # ibdiag: InfiniBand fabric diagnostics in Go.
 #
 #   make demo    ibdiscover on the bundled demo fabric (embedded simulator)
-#   make test    install the real tools if missing (apt-get), then every test
+#   make test    install the real tools if missing (apt-get), cross-build, then every test
+#   make cross   go build and go vet for every other supported GOOS/GOARCH
 #   make bench   Go benchmarks, summarised as a table
 #   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
 #                     (and ibavtrack errors vs ibqueryerrors on the same size)
@@ -15,8 +16,12 @@ MANDIR   ?= $(PREFIX)/share/man
 FUZZTIME ?= 60s
 CMDS     := ibdiscover ibhops ibavtrack
 DEMO     ?= testdata/fabrics/demo.net
+# Where the tools build besides linux/amd64: --sim, --load-cache, --diff
+# and every renderer work there; the kernel umad transport and --ibsim
+# are Linux-only.
+CROSS    ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 freebsd/amd64
 
-.PHONY: all build demo test vet fmt-check bench bench-ibsim fuzz install clean
+.PHONY: all build demo test vet cross fmt-check bench bench-ibsim fuzz install clean
 
 all: build
 
@@ -36,7 +41,14 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: fmt-check vet
+cross:
+	@set -e; for t in $(CROSS); do \
+		echo "GOOS=$${t%/*} GOARCH=$${t#*/}: go build, go vet"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build ./...; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
+	done
+
+test: fmt-check vet cross
 	sh scripts/install-deps.sh
 	$(GO) test -race -count=1 ./...
 

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -176,18 +175,6 @@ func TestPathMatchesOpenSM(t *testing.T) {
 			t.Logf("%d pairs (%d CA pairs) compared with OpenSM's PathRecords", pairs, caPairs)
 		})
 	}
-}
-
-// scanLines returns the non-empty lines of b.
-func scanLines(b []byte) []string {
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if l := sc.Text(); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // TestWatchIbsimConsole: the watch works through a running ibsim too; the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -377,4 +378,16 @@ func TestPathNamesWithSpaces(t *testing.T) {
 	if _, stderr, code := runTool(t, "path", "--sim", file, "host one ", "h2"); code != exitcode.Usage || !strings.Contains(string(stderr), "ambiguous") {
 		t.Errorf("ambiguous name: exit %d %s", code, stderr)
 	}
+}
+
+// scanLines returns the non-empty lines of b.
+func scanLines(b []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

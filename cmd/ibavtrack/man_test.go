@@ -35,3 +35,9 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// The man page keeps its quotes when rendered (groff drops the double
+// quotes of a .B line's argument).
+func TestManPageQuotes(t *testing.T) {
+	manpage.CheckQuotes(t, "../../man/ibavtrack.8")
+}

@@ -204,7 +204,7 @@ func replaySMPs(t *testing.T, s *ibsimtest.Sim, host string) int {
 	cfg := ibsim.ConfigFromEnv()
 	cfg.SockName, cfg.Host = s.SockName, host
 	ctx := context.Background()
-	c, err := ibsim.Dial(ctx, cfg)
+	c, err := dialIBSim(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

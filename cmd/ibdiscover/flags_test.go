@@ -197,3 +197,22 @@ func TestEmptyFabricFile(t *testing.T) {
 		}
 	}
 }
+
+// TestUnwritableOutputStatus: an output file that cannot be created is
+// exit status 2 with one line naming it, as ibdiscover(8) says.
+func TestUnwritableOutputStatus(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "out")
+	for _, args := range [][]string{{missing}, {"--cache", missing}} {
+		_, stderr, code := runOurs(t, append([]string{"--sim", "../../testdata/fabrics/demo.net"}, args...)...)
+		if code != exitcode.Usage || strings.Count(string(stderr), "\n") != 1 || !strings.Contains(string(stderr), missing) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line naming the file", args, code, stderr, exitcode.Usage)
+		}
+	}
+	man, err := os.ReadFile("../../man/ibdiscover.8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(man), ".B 2\nBad arguments or bad input (options, a cache or other input file), or an\noutput file") {
+		t.Error("ibdiscover(8) does not give exit 2 for an output file that cannot be created")
+	}
+}

@@ -16,3 +16,9 @@ func TestManPageListsEveryFlag(t *testing.T) {
 	manpage.CheckFlags(t, "../../man/ibdiscover.8", append(app.Flags, cliapp.VersionFlag()),
 		exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Inconsistent, exitcode.Interrupted)
 }
+
+// The man page keeps its quotes when rendered (groff drops the double
+// quotes of a .B line's argument).
+func TestManPageQuotes(t *testing.T) {
+	manpage.CheckQuotes(t, "../../man/ibdiscover.8")
+}

@@ -110,3 +110,13 @@ func TestJSONSchemasReject(t *testing.T) {
 		}
 	}
 }
+
+// TestUnwritableOutputStatus: an --output file that cannot be created is
+// exit status 2 with one line naming it, as ibhops(8) says.
+func TestUnwritableOutputStatus(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "out")
+	_, stderr, code := runOurs(t, "--sim", fabrics+"loop.net", "--output", missing)
+	if code != 2 || strings.Count(string(stderr), "\n") != 1 || !strings.Contains(string(stderr), missing) {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming the file", code, stderr)
+	}
+}

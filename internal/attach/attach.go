@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -253,6 +254,13 @@ type Fabric struct {
 // InfiniBand device exists.
 var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for the embedded simulator or --ibsim for a running ibsim")
 
+// ErrUmadLinuxOnly is Open's answer, off Linux, when neither --sim nor
+// --ibsim is given: the kernel umad transport exists on Linux only.
+var ErrUmadLinuxOnly = errors.New("kernel InfiniBand devices (umad) are Linux-only; use --sim FILE (a net or topology file), or ibdiscover --load-cache FILE")
+
+// goos is runtime.GOOS (tests change it).
+var goos = runtime.GOOS
+
 // Open opens the transport the settings choose, read-only (Sets refused
 // with transport.ErrReadOnly) unless s.AllowSet. It never prints:
 // warnings go to s.Warn and Fabric.Warnings.
@@ -277,11 +285,14 @@ func open(ctx context.Context, s Settings) (*Fabric, error) {
 			cfg.Host = s.SimHost
 		}
 		cfg.Timeout = s.Timeout
-		c, err := ibsim.Dial(ctx, cfg)
+		c, err := dialIBSim(ctx, cfg)
 		if err != nil {
 			return nil, ibsimError(err, s, cfg)
 		}
 		return &Fabric{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
+	}
+	if goos != "linux" {
+		return nil, ErrUmadLinuxOnly
 	}
 	fs, err := umad.NewFS(sysRoot())
 	if err != nil {
@@ -427,4 +438,12 @@ func emptyFabricMsg(path string) string {
 		}
 	}
 	return "only comments and blank lines: no nodes"
+}
+
+// ibsimConn is what Open uses of an ibsim client (pkg/ibsim's Client, on
+// Linux).
+type ibsimConn interface {
+	transport.Transport
+	Slot() int
+	AttachedNode() string
 }

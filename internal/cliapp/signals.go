@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/outfile"
 )
 
 // RunFunc is a command's testable entry point.
@@ -54,6 +55,7 @@ type signals struct {
 
 // hardExit ends the process on the second signal (a variable for tests).
 var hardExit = func() {
+	outfile.AbortAll()
 	attach.Abort()
 	os.Exit(exitcode.Interrupted)
 }

@@ -43,3 +43,28 @@ func CheckFlags(t testing.TB, path string, flags []cli.Flag, codes ...int) {
 		}
 	}
 }
+
+// CheckQuotes fails t for every .B or .I line of the man page at path
+// whose double quotes groff would take as argument delimiters and drop
+// (write such text as \fB...\fR on a text line instead). A line whose one
+// argument is quoted whole (.B "a b") is fine.
+func CheckQuotes(t testing.TB, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		arg, ok := strings.CutPrefix(line, ".B ")
+		if !ok {
+			arg, ok = strings.CutPrefix(line, ".I ")
+		}
+		if !ok || !strings.Contains(arg, `"`) {
+			continue
+		}
+		if len(arg) >= 2 && arg[0] == '"' && arg[len(arg)-1] == '"' && !strings.Contains(arg[1:len(arg)-1], `"`) {
+			continue
+		}
+		t.Errorf("%s:%d: groff drops the double quotes of %q (use \\fB...\\fR on a text line)", path, i+1, line)
+	}
+}

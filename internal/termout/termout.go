@@ -8,13 +8,14 @@ import (
 	"os"
 
 	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"golang.org/x/sys/unix"
 )
 
 // IsTerminal reports whether w is a terminal: an *os.File, or a writer
-// wrapping one that says so with a method File() *os.File.
+// wrapping one that says so with a method File() *os.File (on every OS:
+// go-isatty, which fatih/color uses too, knows each one's way to ask).
 func IsTerminal(w io.Writer) bool {
 	if fw, ok := w.(interface{ File() *os.File }); ok {
 		w = fw.File()
@@ -23,8 +24,7 @@ func IsTerminal(w io.Writer) bool {
 	if !ok || f == nil {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
 // ColorOK reports whether colour may be used on w: w is a terminal and

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchibsim times ibdiscover against ibnetdiscover on the same
 // ibsim fabric: it generates a fat tree, serves it with ibsim, and runs
 // both tools alternately at their default windows and at matched windows

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 )
 
@@ -25,6 +26,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
+			&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when present, as ibqueryerrors)"},
 			&cli.BoolFlag{Name: "check", Usage: "exit 4 when a port is beyond a threshold"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.errors/v1) instead of ibqueryerrors' format"},
 			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},
@@ -81,6 +83,15 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	names, err := nodenamemap.Open(c.String("node-name-map"))
+	if err != nil {
+		if c.IsSet("node-name-map") {
+			return cliapp.Usage("--node-name-map", err.Error())
+		}
+		// The default map: warn and run without it, as ibqueryerrors.
+		fmt.Fprintf(stderr, "ibavtrack: warning: node name map: %v\n", err)
+		names = nil
+	}
 	s, err := openSession(c)
 	if err != nil {
 		return err
@@ -101,6 +112,7 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if rerr != nil {
 		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading port counters: %w", rerr))
 	}
+	rep.Names = names
 	if c.Bool("json") {
 		err = writeJSON(stdout, rep.JSON())
 	} else {

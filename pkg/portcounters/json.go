@@ -35,6 +35,8 @@ type JSONSummary struct {
 type JSONSample struct {
 	NodeGUID string `json:"node_guid"`
 	NodeDesc string `json:"node_desc"`
+	// NodeName is the node's name in the node name map, else NodeDesc.
+	NodeName string `json:"node_name"`
 	NodeType string `json:"node_type"`
 	// Port is the port number; AllPorts marks a switch's sum over all its
 	// ports (Port is then 255).
@@ -59,6 +61,7 @@ type JSONSample struct {
 type JSONFailure struct {
 	NodeGUID  string `json:"node_guid"`
 	NodeDesc  string `json:"node_desc"`
+	NodeName  string `json:"node_name"`
 	LID       int    `json:"lid"`
 	Port      int    `json:"port"`
 	AllPorts  bool   `json:"all_ports"`
@@ -92,9 +95,9 @@ func DataMap(s *Sample) map[string]uint64 {
 	}
 }
 
-func jsonSample(n *model.Node, s *Sample, th *Thresholds) JSONSample {
+func (r *Report) jsonSample(n *model.Node, s *Sample, th *Thresholds) JSONSample {
 	j := JSONSample{
-		NodeGUID: hex64(n.GUID()), NodeDesc: n.Description(), NodeType: smp.NodeTypeLower(n.Type()),
+		NodeGUID: hex64(n.GUID()), NodeDesc: n.Description(), NodeName: r.nodeName(n), NodeType: smp.NodeTypeLower(n.Type()),
 		Port: s.Port, AllPorts: s.Port == int(pma.AllPorts), PortGUID: hex64(s.GUID), LID: int(s.LID),
 		Over: s.Over, Exceeded: []string{}, Errors: ErrorMap(&s.Errors), Errors64: s.Ext64, Data: DataMap(s),
 	}
@@ -123,17 +126,17 @@ func (r *Report) JSON() JSONReport {
 			j.Summary.Cleared = true
 		}
 		if nr.All != nil && nr.All.Err == nil {
-			j.Ports = append(j.Ports, jsonSample(nr.Node, nr.All, &r.Thresholds))
+			j.Ports = append(j.Ports, r.jsonSample(nr.Node, nr.All, &r.Thresholds))
 		}
 		for k := range nr.Ports {
 			if nr.Ports[k].Err == nil {
-				j.Ports = append(j.Ports, jsonSample(nr.Node, &nr.Ports[k], &r.Thresholds))
+				j.Ports = append(j.Ports, r.jsonSample(nr.Node, &nr.Ports[k], &r.Thresholds))
 			}
 		}
 	}
 	for _, f := range r.Failures {
 		j.Failures = append(j.Failures, JSONFailure{
-			NodeGUID: hex64(f.Node.GUID()), NodeDesc: f.Node.Description(), LID: int(f.LID),
+			NodeGUID: hex64(f.Node.GUID()), NodeDesc: f.Node.Description(), NodeName: r.nodeName(f.Node), LID: int(f.LID),
 			Port: f.Port, AllPorts: f.Port == int(pma.AllPorts), Attribute: pma.AttrName(f.Attr), Error: f.Err.Error(),
 		})
 	}

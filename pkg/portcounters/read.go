@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -121,6 +122,8 @@ type Report struct {
 	// Failures are the queries that failed, in node order.
 	Failures []*QueryError
 	MADs     int64
+	// Names maps node GUIDs to the names printed (nil: descriptions).
+	Names *nodenamemap.Map
 
 	byNode map[*model.Node]*NodeReport // Lookup's index
 }

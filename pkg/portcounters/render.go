@@ -46,8 +46,9 @@ func appendExceeded(b []byte, s *Sample, th *Thresholds) []byte {
 	return b
 }
 
-// nodeName is the name ibqueryerrors prints for n (its description).
-func nodeName(n *model.Node) string { return n.Description() }
+// nodeName is the name ibqueryerrors prints for n: its name in the node
+// name map, else its description.
+func (r *Report) nodeName(n *model.Node) string { return r.Names.Name(n.GUID(), n.Description()) }
 
 // switchGUID is the GUID of a switch's port 0, as ibqueryerrors prints.
 func switchGUID(n *model.Node) uint64 {
@@ -74,9 +75,9 @@ func WriteIBQueryErrors(w io.Writer, r *Report) error {
 			}
 			if !header {
 				if n.IsSwitch() {
-					fmt.Fprintf(bw, "Errors for 0x%x \"%s\"\n", switchGUID(n), nodeName(n))
+					fmt.Fprintf(bw, "Errors for 0x%x \"%s\"\n", switchGUID(n), r.nodeName(n))
 				} else {
-					fmt.Fprintf(bw, "Errors for \"%s\"\n", nodeName(n))
+					fmt.Fprintf(bw, "Errors for \"%s\"\n", r.nodeName(n))
 				}
 				header = true
 			}

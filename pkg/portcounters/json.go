@@ -16,6 +16,7 @@ type JSONReport struct {
 	Schema     string            `json:"schema"`
 	Summary    JSONSummary       `json:"summary"`
 	Thresholds map[string]uint64 `json:"thresholds"`
+	Suppressed []string          `json:"suppressed"`
 	Ports      []JSONSample      `json:"ports"`
 	Failures   []JSONFailure     `json:"failures"`
 }
@@ -102,7 +103,7 @@ func (r *Report) jsonSample(n *model.Node, s *Sample, th *Thresholds) JSONSample
 		Over: s.Over, Exceeded: []string{}, Errors: ErrorMap(&s.Errors), Errors64: s.Ext64, Data: DataMap(s),
 	}
 	for i, v := range s.Errors {
-		if v > th.Limit[i] {
+		if th.Over(i, v) {
 			j.Exceeded = append(j.Exceeded, pma.ErrorNames[i])
 		}
 	}
@@ -117,6 +118,7 @@ func (r *Report) JSON() JSONReport {
 		Summary: JSONSummary{NodesChecked: nodes, BadNodes: bad, PortsChecked: ports, BadPorts: badPorts,
 			PMAQueryFailures: len(r.Failures), Partial: len(r.Failures) > 0},
 		Thresholds: ErrorMap(&r.Thresholds.Limit),
+		Suppressed: append([]string{}, r.Thresholds.SuppressedNames...),
 		Ports:      []JSONSample{},
 		Failures:   []JSONFailure{},
 	}

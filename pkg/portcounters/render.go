@@ -30,7 +30,7 @@ func humanCount(v uint64) (float32, string) {
 // counters of s that exceed their thresholds.
 func appendExceeded(b []byte, s *Sample, th *Thresholds) []byte {
 	for i, v := range s.Errors {
-		if v <= th.Limit[i] {
+		if !th.Over(i, v) {
 			continue
 		}
 		b = append(b, " ["...)
@@ -105,6 +105,10 @@ func WriteIBQueryErrors(w io.Writer, r *Report) error {
 	if len(r.Failures) > 0 {
 		fmt.Fprintf(bw, "##          %d PMA query failures\n", len(r.Failures))
 	}
-	fmt.Fprintf(bw, "## Suppressed:\n")
+	bw.WriteString("## Suppressed:")
+	for _, n := range r.Thresholds.SuppressedNames {
+		bw.WriteString(" " + n)
+	}
+	bw.WriteString("\n")
 	return bw.Flush()
 }

@@ -24,7 +24,8 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
-		UsageText: "ibavtrack errors [--threshold-file FILE] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
+			"   [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},

@@ -6,12 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 // defaultThresholdFile is ibqueryerrors' default; tests change it.
@@ -21,10 +24,17 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
-		UsageText: "ibavtrack errors [--threshold-file FILE] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
+			"   [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
+			&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when present, as ibqueryerrors)"},
+			&cli.StringFlag{Name: "suppress", Aliases: []string{"s"}, Usage: "do not judge the counters `LIST` (comma-separated names, as ibqueryerrors -s)"},
+			&cli.BoolFlag{Name: "suppress-common", Aliases: []string{"c"}, Usage: "do not judge PortRcvSwitchRelayErrors (as ibqueryerrors -c)"},
+			&cli.BoolFlag{Name: "switch", Usage: "read switches only (with --ca/--router: those types)"},
+			&cli.BoolFlag{Name: "ca", Usage: "read CAs only (with --switch/--router: those types)"},
+			&cli.BoolFlag{Name: "router", Usage: "read routers only (with --switch/--ca: those types)"},
 			&cli.BoolFlag{Name: "check", Usage: "exit 4 when a port is beyond a threshold"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.errors/v1) instead of ibqueryerrors' format"},
 			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},
@@ -81,6 +91,32 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("suppress") {
+		for _, name := range strings.Split(c.String("suppress"), ",") {
+			if !th.Suppress(name) {
+				// ibqueryerrors ignores it silently; say so.
+				fmt.Fprintf(stderr, "ibavtrack: warning: --suppress: unknown counter %q ignored\n", name)
+			}
+		}
+	}
+	if c.Bool("suppress-common") {
+		th.Suppress("PortRcvSwitchRelayErrors")
+	}
+	var types []uint8
+	for flag, t := range map[string]uint8{"switch": smp.NodeSwitch, "ca": smp.NodeCA, "router": smp.NodeRouter} {
+		if c.Bool(flag) {
+			types = append(types, t)
+		}
+	}
+	names, err := nodenamemap.Open(c.String("node-name-map"))
+	if err != nil {
+		if c.IsSet("node-name-map") {
+			return cliapp.Usage("--node-name-map", err.Error())
+		}
+		// The default map: warn and run without it, as ibqueryerrors.
+		fmt.Fprintf(stderr, "ibavtrack: warning: node name map: %v\n", err)
+		names = nil
+	}
 	s, err := openSession(c)
 	if err != nil {
 		return err
@@ -92,7 +128,7 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	cfg := portcounters.Config{
 		Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
 		Outstanding: s.settings.Outstanding, Thresholds: th,
-		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"),
+		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"), Types: types,
 	}
 	rep, rerr := portcounters.Read(c.Context, cfg, s.res.Fabric)
 	if rerr != nil && c.Context.Err() != nil {
@@ -101,6 +137,7 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if rerr != nil {
 		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading port counters: %w", rerr))
 	}
+	rep.Names = names
 	if c.Bool("json") {
 		err = writeJSON(stdout, rep.JSON())
 	} else {

@@ -110,6 +110,23 @@ func TestCompatErrors(t *testing.T) {
 		t.Errorf("--check: exit %d, want %d", code, exitcode.Problem)
 	}
 
+	for _, args := range [][]string{
+		{"-s", "PortXmitDiscards,VL15Dropped,PortXmitData", "-c"},
+		{"-s", "SymbolErrorCounter"}, // sw1's sum then no longer exceeds
+		{"--switch"},
+		{"--ca"},
+		{"--ca", "--router"},
+	} {
+		a := append([]string{"--threshold-file", empty}, args...)
+		compareErrors(t, s, host, a, a...)
+	}
+
+	names := writeFile(t, "names.map", "0x200000 \"spine A\"\n0x100004 h3-renamed\n")
+	out, _, _ = compareErrors(t, s, host, []string{"--threshold-file", empty, "--node-name-map", names}, "--threshold-file", empty, "--node-name-map", names)
+	if !bytes.Contains(out, []byte(`Errors for 0x200000 "spine A"`)) {
+		t.Errorf("node name map not used:\n%s", out)
+	}
+
 	th := writeFile(t, "thresholds", "# thresholds\nSymbolErrorCounter=10\nPortXmitWait=100\nVL15Dropped=1\nLinkDownedCounter=5\nPortRcvErrors=6\n")
 	text, _, _ := compareErrors(t, s, host, []string{"--threshold-file", th}, "--threshold-file", th)
 

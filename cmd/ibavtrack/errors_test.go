@@ -229,3 +229,30 @@ func TestWatchCounters(t *testing.T) {
 }
 
 func regexpMatch(re string, b []byte) bool { return regexp.MustCompile(re).Match(b) }
+
+// TestErrorsSilentPMA: a PMA that never answers PortCounters gives a
+// partial result (exit 3) naming the port; the rest is reported.
+func TestErrorsSilentPMA(t *testing.T) {
+	net := writeFile(t, "net", string(mustRead(t, errorsNet))+`
+do PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12
+do Error "H-h2"[1] 100 0x12
+`)
+	none := writeFile(t, "none", "")
+	out, stderr, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--retries", "1", "-t", "100")
+	if code != exitcode.Partial {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitcode.Partial, out, stderr)
+	}
+	if !bytes.Contains(stderr, []byte(`PortCounters query failed on "h2 mlx5_0", lid `)) ||
+		!bytes.Contains(out, []byte("##          1 PMA query failures\n")) ||
+		!bytes.Contains(out, []byte("   GUID 0x200000 port 1: [SymbolErrorCounter == 12]\n")) {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+	js, _, code := runTool(t, "errors", "--sim", net, "--threshold-file", none, "--retries", "1", "-t", "100", "--json")
+	if code != exitcode.Partial {
+		t.Fatalf("--json: exit %d", code)
+	}
+	validateErrorsJSON(t, js)
+	if !bytes.Contains(js, []byte(`"attribute": "PortCounters"`)) || !bytes.Contains(js, []byte(`"partial": true`)) {
+		t.Errorf("JSON:\n%s", js)
+	}
+}

@@ -42,7 +42,8 @@ func PerfCounter(attr, field string) (a, fld string, ok bool) {
 // parsePerfSet parses the part of `PerformanceSet "id"[p] Attr.Field=value`
 // after the target into c.Args = [Attr, Field, value], as ibsim splits it:
 // the attribute ends at the first '.', the field at the '=' (trailing
-// blanks trimmed), and the value is the rest (an integer in C syntax).
+// blanks trimmed), and the value is the rest (an integer in C syntax,
+// leading blanks allowed).
 func parsePerfSet(c *Command, rest string) error {
 	rest = strings.TrimLeft(rest, " \t\r\n\v\f")
 	attr, rest, ok := strings.Cut(rest, ".")
@@ -53,7 +54,8 @@ func parsePerfSet(c *Command, rest string) error {
 	if !ok {
 		return ErrCommand
 	}
-	c.Args = []string{attr, strings.TrimRight(field, " \t\r\n\v\f"), strings.TrimRight(val, "\r\n")}
+	// strtoull skips leading blanks; nothing may follow the number.
+	c.Args = []string{attr, strings.TrimRight(field, " \t\r\n\v\f"), strings.TrimLeft(strings.TrimRight(val, "\r\n"), " \t\v\f")}
 	return nil
 }
 

@@ -16,6 +16,7 @@ type JSONReport struct {
 	Schema     string            `json:"schema"`
 	Summary    JSONSummary       `json:"summary"`
 	Thresholds map[string]uint64 `json:"thresholds"`
+	Suppressed []string          `json:"suppressed"`
 	Ports      []JSONSample      `json:"ports"`
 	Failures   []JSONFailure     `json:"failures"`
 }
@@ -35,6 +36,8 @@ type JSONSummary struct {
 type JSONSample struct {
 	NodeGUID string `json:"node_guid"`
 	NodeDesc string `json:"node_desc"`
+	// NodeName is the node's name in the node name map, else NodeDesc.
+	NodeName string `json:"node_name"`
 	NodeType string `json:"node_type"`
 	// Port is the port number; AllPorts marks a switch's sum over all its
 	// ports (Port is then 255).
@@ -59,6 +62,7 @@ type JSONSample struct {
 type JSONFailure struct {
 	NodeGUID  string `json:"node_guid"`
 	NodeDesc  string `json:"node_desc"`
+	NodeName  string `json:"node_name"`
 	LID       int    `json:"lid"`
 	Port      int    `json:"port"`
 	AllPorts  bool   `json:"all_ports"`
@@ -92,14 +96,14 @@ func DataMap(s *Sample) map[string]uint64 {
 	}
 }
 
-func jsonSample(n *model.Node, s *Sample, th *Thresholds) JSONSample {
+func (r *Report) jsonSample(n *model.Node, s *Sample, th *Thresholds) JSONSample {
 	j := JSONSample{
-		NodeGUID: hex64(n.GUID()), NodeDesc: n.Description(), NodeType: smp.NodeTypeLower(n.Type()),
+		NodeGUID: hex64(n.GUID()), NodeDesc: n.Description(), NodeName: r.nodeName(n), NodeType: smp.NodeTypeLower(n.Type()),
 		Port: s.Port, AllPorts: s.Port == int(pma.AllPorts), PortGUID: hex64(s.GUID), LID: int(s.LID),
 		Over: s.Over, Exceeded: []string{}, Errors: ErrorMap(&s.Errors), Errors64: s.Ext64, Data: DataMap(s),
 	}
 	for i, v := range s.Errors {
-		if v > th.Limit[i] {
+		if th.Over(i, v) {
 			j.Exceeded = append(j.Exceeded, pma.ErrorNames[i])
 		}
 	}
@@ -114,6 +118,7 @@ func (r *Report) JSON() JSONReport {
 		Summary: JSONSummary{NodesChecked: nodes, BadNodes: bad, PortsChecked: ports, BadPorts: badPorts,
 			PMAQueryFailures: len(r.Failures), Partial: len(r.Failures) > 0},
 		Thresholds: ErrorMap(&r.Thresholds.Limit),
+		Suppressed: append([]string{}, r.Thresholds.SuppressedNames...),
 		Ports:      []JSONSample{},
 		Failures:   []JSONFailure{},
 	}
@@ -123,17 +128,17 @@ func (r *Report) JSON() JSONReport {
 			j.Summary.Cleared = true
 		}
 		if nr.All != nil && nr.All.Err == nil {
-			j.Ports = append(j.Ports, jsonSample(nr.Node, nr.All, &r.Thresholds))
+			j.Ports = append(j.Ports, r.jsonSample(nr.Node, nr.All, &r.Thresholds))
 		}
 		for k := range nr.Ports {
 			if nr.Ports[k].Err == nil {
-				j.Ports = append(j.Ports, jsonSample(nr.Node, &nr.Ports[k], &r.Thresholds))
+				j.Ports = append(j.Ports, r.jsonSample(nr.Node, &nr.Ports[k], &r.Thresholds))
 			}
 		}
 	}
 	for _, f := range r.Failures {
 		j.Failures = append(j.Failures, JSONFailure{
-			NodeGUID: hex64(f.Node.GUID()), NodeDesc: f.Node.Description(), LID: int(f.LID),
+			NodeGUID: hex64(f.Node.GUID()), NodeDesc: f.Node.Description(), NodeName: r.nodeName(f.Node), LID: int(f.LID),
 			Port: f.Port, AllPorts: f.Port == int(pma.AllPorts), Attribute: pma.AttrName(f.Attr), Error: f.Err.Error(),
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -39,6 +40,22 @@ type Config struct {
 	// no Set is ever sent. The Sets go through Transport, which must
 	// allow them (see transport.ReadOnly).
 	ClearErrors, ClearCounts bool
+	// Types limits the nodes read to these node types (smp.NodeCA,
+	// smp.NodeSwitch, smp.NodeRouter), as ibqueryerrors --ca, --switch,
+	// --router; empty reads every node.
+	Types []uint8
+}
+
+func (c *Config) wants(n *model.Node) bool {
+	if len(c.Types) == 0 {
+		return true
+	}
+	for _, t := range c.Types {
+		if n.Type() == t {
+			return true
+		}
+	}
+	return false
 }
 
 // QueryError is one PerfMgt query that failed.
@@ -121,6 +138,8 @@ type Report struct {
 	// Failures are the queries that failed, in node order.
 	Failures []*QueryError
 	MADs     int64
+	// Names maps node GUIDs to the names printed (nil: descriptions).
+	Names *nodenamemap.Map
 
 	byNode map[*model.Node]*NodeReport // Lookup's index
 }
@@ -151,11 +170,16 @@ func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
 	if r.cfg.Timeout <= 0 {
 		r.cfg.Timeout = discover.DefaultTimeout
 	}
-	rep := &Report{Thresholds: cfg.Thresholds, Nodes: make([]NodeReport, len(f.Nodes))}
-	n := len(f.Nodes)
-	err := discover.Parallel(ctx, cfg.Outstanding, n, func(ctx context.Context, i int) error {
-		node := f.Nodes[n-1-i]
-		return r.node(ctx, node, &rep.Nodes[i])
+	// ibqueryerrors' order: the reverse of libibnetdisc's.
+	var nodes []*model.Node
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		if cfg.wants(f.Nodes[i]) {
+			nodes = append(nodes, f.Nodes[i])
+		}
+	}
+	rep := &Report{Thresholds: cfg.Thresholds, Nodes: make([]NodeReport, len(nodes))}
+	err := discover.Parallel(ctx, cfg.Outstanding, len(nodes), func(ctx context.Context, i int) error {
+		return r.node(ctx, nodes[i], &rep.Nodes[i])
 	})
 	rep.MADs = r.mads.Load()
 	for i := range rep.Nodes {

@@ -30,7 +30,7 @@ func humanCount(v uint64) (float32, string) {
 // counters of s that exceed their thresholds.
 func appendExceeded(b []byte, s *Sample, th *Thresholds) []byte {
 	for i, v := range s.Errors {
-		if v <= th.Limit[i] {
+		if !th.Over(i, v) {
 			continue
 		}
 		b = append(b, " ["...)
@@ -46,8 +46,9 @@ func appendExceeded(b []byte, s *Sample, th *Thresholds) []byte {
 	return b
 }
 
-// nodeName is the name ibqueryerrors prints for n (its description).
-func nodeName(n *model.Node) string { return n.Description() }
+// nodeName is the name ibqueryerrors prints for n: its name in the node
+// name map, else its description.
+func (r *Report) nodeName(n *model.Node) string { return r.Names.Name(n.GUID(), n.Description()) }
 
 // switchGUID is the GUID of a switch's port 0, as ibqueryerrors prints.
 func switchGUID(n *model.Node) uint64 {
@@ -74,9 +75,9 @@ func WriteIBQueryErrors(w io.Writer, r *Report) error {
 			}
 			if !header {
 				if n.IsSwitch() {
-					fmt.Fprintf(bw, "Errors for 0x%x \"%s\"\n", switchGUID(n), nodeName(n))
+					fmt.Fprintf(bw, "Errors for 0x%x \"%s\"\n", switchGUID(n), r.nodeName(n))
 				} else {
-					fmt.Fprintf(bw, "Errors for \"%s\"\n", nodeName(n))
+					fmt.Fprintf(bw, "Errors for \"%s\"\n", r.nodeName(n))
 				}
 				header = true
 			}
@@ -104,6 +105,10 @@ func WriteIBQueryErrors(w io.Writer, r *Report) error {
 	if len(r.Failures) > 0 {
 		fmt.Fprintf(bw, "##          %d PMA query failures\n", len(r.Failures))
 	}
-	fmt.Fprintf(bw, "## Suppressed:\n")
+	bw.WriteString("## Suppressed:")
+	for _, n := range r.Thresholds.SuppressedNames {
+		bw.WriteString(" " + n)
+	}
+	bw.WriteString("\n")
 	return bw.Flush()
 }

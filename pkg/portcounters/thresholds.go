@@ -31,7 +31,40 @@ type Thresholds struct {
 	// Loaded is false when no threshold file was read (ibqueryerrors then
 	// prints "(null)" in its summary).
 	Loaded bool
+	// Suppressed counters are never judged (ibqueryerrors -s/-c);
+	// SuppressedNames lists the names given, in order, as its summary
+	// prints them.
+	Suppressed      [pma.NumErrors]bool
+	SuppressedNames []string
 }
+
+// suppressible are the PortCounters field names ibqueryerrors -s accepts.
+var suppressible = []string{"PortSelect", "CounterSelect",
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter",
+	"PortRcvErrors", "PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors",
+	"PortXmitDiscards", "PortXmitConstraintErrors", "PortRcvConstraintErrors",
+	"CounterSelect2", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors",
+	"VL15Dropped", "PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait"}
+
+// Suppress stops judging the counter called name (any PortCounters field
+// name ibqueryerrors accepts; only the error counters have an effect). It
+// reports whether the name is known.
+func (t *Thresholds) Suppress(name string) bool {
+	for _, n := range suppressible {
+		if n == name {
+			t.SuppressedNames = append(t.SuppressedNames, name)
+			if i := pma.ErrorIndex(name); i >= 0 {
+				t.Suppressed[i] = true
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// Over reports whether value v of error counter i is judged and beyond
+// its threshold.
+func (t *Thresholds) Over(i int, v uint64) bool { return !t.Suppressed[i] && v > t.Limit[i] }
 
 // Threshold is one assignment of a threshold file.
 type Threshold struct {
@@ -100,7 +133,7 @@ func ParseThresholds(file string, data []byte) (Thresholds, []string, error) {
 // Exceeds reports whether any counter of e is beyond its limit.
 func (t *Thresholds) Exceeds(e *pma.Errors) bool {
 	for i, v := range e {
-		if v > t.Limit[i] {
+		if t.Over(i, v) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,10 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
 // startOpenSM runs a continuously running OpenSM under libumad2sim.so
@@ -222,10 +227,13 @@ func TestWatchIbsimConsole(t *testing.T) {
 
 // TestPathLMCMatchesOpenSM: with OpenSM running LMC 1 and 2 on a fabric
 // whose two switches are joined by parallel links of different speeds,
-// `ibavtrack path S D` for every pair of LIDs, base and non-base (CA
-// LIDs and switch LIDs), gives the SLID, DLID, MTU and rate of OpenSM's
-// PathRecord for S:D: each DLID is followed along its own route. A name
-// or GUID means the base LID.
+// the path from S to D for every pair of LIDs, base and non-base (CA
+// LIDs and switch LIDs), has the SLID, DLID, MTU and rate of OpenSM's
+// PathRecord for S:D: each DLID is followed along its own route. Every
+// pair is resolved as `ibavtrack path` resolves it (model.ResolveLID,
+// pathav.ResolveLIDs on one discovery of the ibsim fabric); the command
+// itself runs for a sample of pairs and must agree. A name or GUID means
+// the base LID; watch follows the exact LIDs too.
 func TestPathLMCMatchesOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
 	abs, err := filepath.Abs("../../testdata/fabrics/lmc.net")
@@ -237,41 +245,61 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 			s := ibsimtest.Start(t, abs)
 			startOpenSM(t, s, "h1", "-l", strconv.Itoa(lmc))
 			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}
-			bases, isCA := portLIDs(t, args)
+			f, tabs := ibsimTables(t, s.SockName)
 			var lids []uint16
-			for _, b := range bases {
+			for l := uint32(1); l <= uint32(f.MaxLID()); l++ {
+				p := f.PortByLID(uint16(l))
+				if p == nil {
+					continue
+				}
 				// CAs have 2^LMC LIDs; switches (base or enhanced port
 				// 0) keep LMC 0 under OpenSM's default lmc_esp0 FALSE.
-				n := 1
-				if isCA[b] {
-					n = 1 << lmc
+				if want := uint8(lmc); !p.Node.IsSwitch() && p.LMC() != want {
+					t.Fatalf("LID %d: LMC %d, want %d", l, p.LMC(), want)
 				}
-				for i := 0; i < n; i++ {
-					lids = append(lids, b+uint16(i))
-				}
+				lids = append(lids, uint16(l))
 			}
 			if want := 5<<lmc + 3; len(lids) != want {
 				t.Fatalf("%d LIDs (%v), want %d", len(lids), lids, want)
 			}
 			rates := map[uint8]bool{}
 			pairs := 0
-			for _, a := range lids {
-				for _, b := range lids {
+			for i, a := range lids {
+				for j, b := range lids {
 					if a == b {
 						continue
 					}
-					stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
-					if code != 0 {
-						t.Fatalf("path %d %d: exit %d\n%s", a, b, code, stderr)
-					}
-					var doc struct{ AV avJSON }
-					if err := json.Unmarshal(stdout, &doc); err != nil {
+					src, slid, err := f.ResolveLID(strconv.Itoa(int(a)), nil)
+					if err != nil {
 						t.Fatal(err)
 					}
+					dst, dlid, err := f.ResolveLID(strconv.Itoa(int(b)), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := pathav.ResolveLIDs(f, tabs, src, slid, dst, dlid)
+					if err != nil {
+						t.Fatalf("%d→%d: %v", a, b, err)
+					}
+					av := avJSONOf(&p.AV)
+					if (i+2*j)%17 == 0 {
+						// The command gives the same AV.
+						stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
+						if code != 0 {
+							t.Fatalf("path %d %d: exit %d\n%s", a, b, code, stderr)
+						}
+						var doc struct{ AV avJSON }
+						if err := json.Unmarshal(stdout, &doc); err != nil {
+							t.Fatal(err)
+						}
+						if doc.AV != av {
+							t.Errorf("path %d %d: command %+v, library %+v", a, b, doc.AV, av)
+						}
+					}
 					mtu, rate := saPath(t, s, "h2", a, b) // checks SA's SLID and DLID
-					if doc.AV.SLID != a || doc.AV.DLID != b || doc.AV.MTU != mtu || doc.AV.Rate != rate {
+					if av.SLID != a || av.DLID != b || av.MTU != mtu || av.Rate != rate {
 						t.Errorf("path %d→%d: ours slid %d dlid %d mtu %d rate %d (%g Gb/s, set by %s), OpenSM mtu %d rate %d",
-							a, b, doc.AV.SLID, doc.AV.DLID, doc.AV.MTU, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, mtu, rate)
+							a, b, av.SLID, av.DLID, av.MTU, av.Rate, av.RateGbps, av.RateLimit, mtu, rate)
 					}
 					rates[rate] = true
 					pairs++
@@ -348,4 +376,26 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 			t.Logf("LMC %d: %d LID pairs compared with OpenSM's PathRecords, rates %v", lmc, pairs, rates)
 		})
 	}
+}
+
+// ibsimTables discovers the ibsim fabric and reads its forwarding tables
+// as the path command does.
+func ibsimTables(t *testing.T, sock string) (*model.Fabric, *routing.Tables) {
+	t.Helper()
+	ctx := context.Background()
+	set := attach.Settings{IBSim: true, IBSimSock: sock, Timeout: time.Second, Retries: 3, Outstanding: 8}
+	fab, err := attach.Open(ctx, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fab.Close() })
+	res, err := discover.Discover(ctx, fab, discover.Config{MaxHops: -1, Timeout: time.Second, Retries: 3})
+	if err != nil || res.Partial() {
+		t.Fatalf("discover: %v %v", err, res.Errors)
+	}
+	tabs, err := routing.Read(ctx, set.Querier(fab), res.Fabric, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Fabric, tabs
 }

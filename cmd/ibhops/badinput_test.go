@@ -76,7 +76,7 @@ func TestBadInput(t *testing.T) {
 		{"engine and routed", []string{"--sim", loop, "--routing-engine", "updn", "--routed"}, "--routed and --routing-engine", "choose one"},
 		{"routed trace", []string{"--sim", loop, "--routed", "--trace", "h1", "h2"}, "--routed", "only with the dump or SRC DST"},
 		{"torus query", []string{"--sim", loop, "--routing-engine", "torus-2qos", "h1", "h2"}, "--routing-engine torus-2QoS", "builds no hop matrix"},
-		{"engine with check", []string{"--sim", loop, "--routing-engine", "dfsssp", "--check-routes"}, "--routing-engine", "only with the dump"},
+		{"engine with lft", []string{"--sim", loop, "--routing-engine", "dfsssp", "--lft", "sw1"}, "--routing-engine", "only with the dump"},
 		// files
 		{"name map", []string{"--sim", loop, "--node-name-map", badMap}, "bad.map", "line 2"},
 		{"missing name map", []string{"--sim", loop, "--node-name-map", filepath.Join(dir, "none.map")}, "none.map", "no such file"},

@@ -57,7 +57,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.BoolFlag{Name: "trace", Usage: "trace the route from SRC to DST through the forwarding tables (ibtracert's format)"},
 		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format)"},
 		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
-		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch)"},
+		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch, --check-routes)"},
 		&cli.BoolFlag{Name: "routed", Usage: "hops along the switches' forwarding tables instead of a routing engine's matrix (dump; SRC DST: the route to DST's exact LID)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text (every mode)"},
 		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes, print at most `N` findings of each kind as text (0: all)"},
@@ -229,8 +229,8 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Usage("--routed and --routing-engine", "choose one")
 	case routed && m != modeDump && m != modeQuery:
 		return cliapp.Usage("--routed", "only with the dump or SRC DST")
-	case c.IsSet("routing-engine") && m != modeDump && m != modeQuery && m != modeSwitch:
-		return cliapp.Usage("--routing-engine", "only with the dump, SRC DST or --switch")
+	case c.IsSet("routing-engine") && m != modeDump && m != modeQuery && m != modeSwitch && m != modeCheck:
+		return cliapp.Usage("--routing-engine", "only with the dump, SRC DST, --switch or --check-routes")
 	case engine == routing.Torus2QoS && m != modeDump:
 		return cliapp.Usage("--routing-engine torus-2QoS", "builds no hop matrix to query: use --routed")
 	}

@@ -21,9 +21,9 @@ import (
 // checks, for pairs of LIDs base and non-base:
 //   - --trace S D prints what ibtracert S D prints (the route of exactly
 //     LID D);
-//   - --routed S D counts the links of that route (ibtracert's hop lines);
-//   - S D gives the least hops of the two ports, whichever of their LIDs
-//     is named;
+//   - --routed S D counts the links of that route (ibtracert's hop lines)
+//     and S D gives the least hops of the two ports, whichever of their
+//     LIDs is named (on a quarter of the pairs);
 //
 // and that the dump equals OpenSM's and --check-routes follows every LID
 // of every LMC range and finds OpenSM's routes clean.
@@ -64,7 +64,7 @@ func TestCompatLMC(t *testing.T) {
 				}
 			}
 			least := map[[2]*model.Port]int{} // the base LIDs' answer
-			for _, p := range pairs {
+			for k, p := range pairs {
 				a, b := strconv.Itoa(int(p[0])), strconv.Itoa(int(p[1]))
 				theirs, terr, tcode := sim.RunTool(t, "", "ibtracert", a, b)
 				ours, oerr, ocode := runOurs(t, append(base, "--trace", a, b)...)
@@ -73,6 +73,9 @@ func TestCompatLMC(t *testing.T) {
 				}
 				if !bytes.Equal(ours, theirs) {
 					t.Errorf("trace %s %s differs from ibtracert:\n%s", a, b, golden.LineDiff(string(theirs), string(ours)))
+				}
+				if k%4 != 0 {
+					continue // the queries on a quarter of the pairs
 				}
 				links := bytes.Count(theirs, []byte("] -> "))
 				if got := queryHops(t, append(base, "--routed", "--json", a, b)...); got != links {

@@ -288,9 +288,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(code, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
-	var files []string
+	var files []string // the files holding the fabric (with -p the topology file is empty)
 	for _, f := range []*outfile.File{outF, cacheF} {
-		if f != nil {
+		if f != nil && (f != outF || sel.kind != outPorts) {
 			files = append(files, f.Name())
 		}
 	}

@@ -2,6 +2,7 @@
 #
 #   make demo    ibdiscover on the bundled demo fabric (embedded simulator)
 #   make test    install the real tools if missing (apt-get), then every test
+#   make test-stress  the tests STRESS_RUNS times (5) under 3 CPU-bound processes
 #   make bench   Go benchmarks, summarised as a table
 #   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
 #   make fuzz    run every fuzz target for FUZZTIME each
@@ -15,7 +16,9 @@ FUZZTIME ?= 60s
 CMDS     := ibdiscover ibhops ibavtrack
 DEMO     ?= testdata/fabrics/demo.net
 
-.PHONY: all build demo test vet fmt-check bench bench-ibsim fuzz install clean
+STRESS_RUNS ?= 5
+
+.PHONY: all build demo test test-stress vet fmt-check bench bench-ibsim fuzz install clean
 
 all: build
 
@@ -38,6 +41,10 @@ vet:
 test: fmt-check vet
 	sh scripts/install-deps.sh
 	$(GO) test -race -count=1 ./...
+
+test-stress: fmt-check vet
+	sh scripts/install-deps.sh
+	GO=$(GO) sh scripts/test-stress.sh $(STRESS_RUNS)
 
 bench:
 	sh scripts/bench.sh

@@ -3,6 +3,7 @@
 #   make demo    ibdiscover on the bundled demo fabric (embedded simulator)
 #   make test    install the real tools if missing (apt-get), cross-build, then every test
 #   make cross   go build and go vet for every other supported GOOS/GOARCH
+#   make test-stress  the tests STRESS_RUNS times (5) under 3 CPU-bound processes
 #   make bench   Go benchmarks, summarised as a table
 #   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
 #                     (and ibavtrack errors vs ibqueryerrors on the same size)
@@ -21,7 +22,9 @@ DEMO     ?= testdata/fabrics/demo.net
 # are Linux-only.
 CROSS    ?= linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 freebsd/amd64
 
-.PHONY: all build demo test vet cross fmt-check bench bench-ibsim fuzz install clean
+STRESS_RUNS ?= 5
+
+.PHONY: all build demo test test-stress vet cross fmt-check bench bench-ibsim fuzz install clean
 
 all: build
 
@@ -51,6 +54,10 @@ cross:
 test: fmt-check vet cross
 	sh scripts/install-deps.sh
 	$(GO) test -race -count=1 ./...
+
+test-stress: fmt-check vet
+	sh scripts/install-deps.sh
+	GO=$(GO) sh scripts/test-stress.sh $(STRESS_RUNS)
 
 bench:
 	sh scripts/bench.sh

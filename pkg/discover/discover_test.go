@@ -91,7 +91,9 @@ func TestDeterministic(t *testing.T) {
 func TestFatTreeComplete(t *testing.T) {
 	const spec = "fattree:levels=2,radix=16"
 	_, tr := attach(t, spec, "")
-	res := discoverAll(t, tr, discover.Config{MaxHops: -1, Outstanding: 16})
+	// SMPs are counted: a fixed long timeout, so a busy machine adds no
+	// retries (the simulator answers at once).
+	res := discoverAll(t, tr, discover.Config{MaxHops: -1, Outstanding: 16, Timeout: peerTimeout, FixedTimeout: true})
 	f := res.Fabric
 	sw, ca := len(f.Switches()), len(f.CAs())
 	// 2 levels, radix 16: 16 leaves with 8 hosts, 8 spines.

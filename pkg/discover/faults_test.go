@@ -135,7 +135,11 @@ func TestRandomDrops(t *testing.T) {
 			f, tr, _ := simSpec(t, spec+";Drop 10", "", &sim.Options{Seed: seed})
 			var pool model.MADPool
 			// 8 retries: an SMP is lost for good with probability 1e-9.
-			res := discoverAll(t, tr, discover.Config{MaxHops: -1, Outstanding: o, Retries: 8, Pool: &pool})
+			// A fixed, long timeout: the simulator reports a drop at once,
+			// so every retry is a drop, never a busy machine's late answer
+			// (the adaptive first-attempt timeout, 20 ms at least, is not
+			// what this test is about).
+			res := discoverAll(t, tr, discover.Config{MaxHops: -1, Outstanding: o, Retries: 8, Pool: &pool, Timeout: peerTimeout, FixedTimeout: true})
 			if got := topo(t, res.Fabric); got != want {
 				t.Fatalf("-o %d seed %d: topology differs from the fault-free one", o, seed)
 			}

@@ -182,7 +182,7 @@ func (nf *netFile) walk(t *testing.T, path string) (*netNode, uint8) {
 
 func dial(t *testing.T, s *ibsimtest.Sim, host string) *Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := Dial(ctx, Config{SockName: s.SockName, Host: host})
 	if err != nil {
@@ -545,17 +545,25 @@ func TestStatus110IsTimeout(t *testing.T) {
 		{"through a CA", "0,1,1"},
 	}
 	for _, tt := range tests {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		start := time.Now()
-		_, err := get(ctx, c, tt.path, smp.AttrNodeInfo, 0)
+		// Status 110 is an answer: the Exchange ends with it, not with
+		// its hour-long deadline (a minute without an answer means it
+		// waited for the deadline; no wall-clock bound on "immediate").
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		done := make(chan error, 1)
+		go func() {
+			_, err := get(ctx, c, tt.path, smp.AttrNodeInfo, 0)
+			done <- err
+		}()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: no status 110 within a minute; it should end the Exchange", tt.name)
+		}
 		cancel()
-		el := time.Since(start)
 		var op *transport.OpError
 		if !errors.Is(err, transport.ErrTimeout) || !errors.As(err, &op) {
 			t.Errorf("%s (%s): %v, want ErrTimeout in *OpError", tt.name, tt.path, err)
-		}
-		if el > time.Second {
-			t.Errorf("%s: took %v; status 110 should be immediate", tt.name, el)
 		}
 	}
 	// The client is still fine.
@@ -566,7 +574,7 @@ func TestStatus110IsTimeout(t *testing.T) {
 // the ctx deadline, or by Config.Timeout when ctx has none.
 func TestNoAnswerTimeout(t *testing.T) {
 	s := ibsimtest.Start(t, exampleNet)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := Dial(ctx, Config{SockName: s.SockName, Timeout: 150 * time.Millisecond})
 	if err != nil {
@@ -575,18 +583,36 @@ func TestNoAnswerTimeout(t *testing.T) {
 	defer c.Close()
 	req := badHopPointer(t)
 	resp := make([]byte, smp.MADSize)
+	// within runs one Exchange; a minute without its end is a hang (the
+	// bound it should have kept was ignored). No upper bound on time.
+	within := func(what string, c *Client, ctx context.Context) error {
+		done := make(chan error, 1)
+		go func() { done <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize)) }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: no end within a minute", what)
+			return nil
+		}
+	}
 
+	// Without a ctx deadline, Config.Timeout ends the wait (not before).
 	start := time.Now()
-	err = c.Exchange(context.Background(), smp.PermissiveLID, req, resp)
-	if el := time.Since(start); !errors.Is(err, transport.ErrTimeout) || el < 150*time.Millisecond || el > 2*time.Second {
+	err = within("no deadline", c, context.Background())
+	if el := time.Since(start); !errors.Is(err, transport.ErrTimeout) || el < 150*time.Millisecond {
 		t.Fatalf("no deadline: %v after %v", err, el)
 	}
+	// A ctx deadline ends it, also when Config.Timeout is an hour.
+	long, err := Dial(ctx, Config{SockName: s.SockName, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.Close()
 	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer dcancel()
-	start = time.Now()
-	err = c.Exchange(dctx, smp.PermissiveLID, req, resp)
-	if el := time.Since(start); !errors.Is(err, transport.ErrTimeout) || el > time.Second {
-		t.Fatalf("ctx deadline: %v after %v", err, el)
+	if err := within("ctx deadline", long, dctx); !errors.Is(err, transport.ErrTimeout) {
+		t.Fatalf("ctx deadline: %v", err)
 	}
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
@@ -661,14 +687,15 @@ func TestCloseDuringExchange(t *testing.T) {
 	req := badHopPointer(t)
 	const n = 5
 	errs := make(chan error, n)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	for range n {
 		go func() {
 			errs <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize))
 		}()
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	// Poll for the condition (all n pending); a minute is a hang.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
 		c.mu.Lock()
 		k := len(c.pending)
 		c.mu.Unlock()
@@ -679,22 +706,19 @@ func TestCloseDuringExchange(t *testing.T) {
 			t.Fatalf("only %d exchanges in flight", k)
 		}
 	}
-	start := time.Now()
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
+	// Their ctx allows an hour: only Close can end them.
 	for range n {
 		select {
 		case err := <-errs:
 			if !errors.Is(err, transport.ErrClosed) {
 				t.Errorf("in-flight Exchange: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("in-flight Exchange did not return after Close")
 		}
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("Close plus unblocking took %v", el)
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)

@@ -73,7 +73,7 @@ func containsWord(script, opt string) bool {
 			return false
 		}
 		end := i + j + len(opt)
-		if end == len(script) || strings.ContainsRune(" |)\"'+=,}\n\t", rune(script[end])) {
+		if end == len(script) || strings.ContainsRune(" |)\"'+=,}[\n\t", rune(script[end])) {
 			return true
 		}
 		i = end

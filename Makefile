@@ -28,7 +28,7 @@ all: build
 
 build:
 	@mkdir -p bin
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/...   # -V shows the commit
 
 demo:
 	@mkdir -p bin

@@ -8,12 +8,14 @@
 #   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
 #                     (and ibavtrack errors vs ibqueryerrors on the same size)
 #   make fuzz    run every fuzz target for FUZZTIME each
-#   make install PREFIX=/usr/local   binaries and man pages
+#   make install PREFIX=/usr/local   binaries, man pages, bash and zsh completions
 
 GO       ?= go
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FUZZTIME ?= 60s
 CMDS     := ibdiscover ibhops ibavtrack
 DEMO     ?= testdata/fabrics/demo.net
@@ -30,7 +32,7 @@ all: build
 
 build:
 	@mkdir -p bin
-	$(GO) build -o bin/ ./cmd/...
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/...   # -V shows the commit
 
 demo:
 	@mkdir -p bin
@@ -74,6 +76,11 @@ install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(addprefix bin/,$(CMDS)) $(DESTDIR)$(BINDIR)/
 	install -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	for c in $(CMDS); do \
+		install -m 0644 completions/$$c.bash $(DESTDIR)$(BASHCOMPDIR)/$$c && \
+		install -m 0644 completions/_$$c $(DESTDIR)$(ZSHCOMPDIR)/_$$c || exit 1; \
+	done
 
 clean:
 	rm -rf bin

@@ -1,0 +1,56 @@
+# bash completion for ibavtrack: subcommands, options and their files.
+# Generated from the tool's options (internal/completion); do not edit.
+
+_ibavtrack() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=
+	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
+	COMPREPLY=()
+	case $prev in
+	--config|--sim|-z)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--Ca|-C)
+		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
+		return
+		;;
+	--Port|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--src|--timeout|-P|-o|-t|-y)
+		return
+		;;
+	esac
+	local i cmd=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		links|path|watch)
+			cmd=${COMP_WORDS[i]}
+			break
+			;;
+		esac
+	done
+	case $cmd in
+	links)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--Ca --Port --check --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --m_key --max-nodes --max-op-vls --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		fi
+		;;
+	path)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--Ca --Port --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		fi
+		;;
+	watch)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--Ca --Port --config --count --debug --errors --fixed-timeout --help --hold --ibsim --ibsim-sockname --interval --json --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --src --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		fi
+		;;
+	*)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--Ca --Port --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "links path watch" -- "$cur"))
+		fi
+		;;
+	esac
+}
+complete -F _ibavtrack ibavtrack

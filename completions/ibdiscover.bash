@@ -1,0 +1,29 @@
+# bash completion for ibdiscover: subcommands, options and their files.
+# Generated from the tool's options (internal/completion); do not edit.
+
+_ibdiscover() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=
+	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
+	COMPREPLY=()
+	case $prev in
+	--cache|--config|--diff|--load-cache|--node-name-map|--sim|-z)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--Ca|-C)
+		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
+		return
+		;;
+	--Port|--diffcheck|--from|--hops|--ibsim-sockname|--m_key|--max-nodes|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--timeout|-P|-o|-t|-y)
+		return
+		;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "--Ca --Hca_list --Port --Router_list --Switch_list --cache --config --debug --diff --diffcheck --dot --errors --fixed-timeout --from --full --grouping --help --hops --ibsim --ibsim-sockname --json --list --load-cache --m_key --max-nodes --max-smps --max_hops --no-mlnx-epi --node-name-map --outstanding-smps --outstanding_smps --ports --retries --show --sim --sim-host --sim-sm --timeout --verbose --version -C -H -P -R -S -V -d -e -f -g -h -l -m -o -p -s -t -v -y -z" -- "$cur"))
+		return
+	fi
+	compopt -o filenames 2>/dev/null
+	COMPREPLY=($(compgen -f -- "$cur"))
+}
+complete -F _ibdiscover ibdiscover

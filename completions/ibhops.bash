@@ -1,0 +1,27 @@
+# bash completion for ibhops: subcommands, options and their files.
+# Generated from the tool's options (internal/completion); do not edit.
+
+_ibhops() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=
+	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
+	COMPREPLY=()
+	case $prev in
+	--config|--node-name-map|--output|--sim|-z)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return
+		;;
+	--Ca|-C)
+		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
+		return
+		;;
+	--Port|--ibsim-sockname|--lft|--limit|--m_key|--max-nodes|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--switch|--timeout|-P|-o|-t|-y)
+		return
+		;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "--Ca --Port --check-routes --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lft --limit --m_key --max-nodes --max-smps --node-name-map --output --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --switch --timeout --trace --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		return
+	fi
+}
+complete -F _ibhops ibhops

@@ -1,0 +1,81 @@
+package completion
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/golden"
+)
+
+// Check is a command's completion test: the scripts in dir
+// (<tool>.bash and _<tool>) are what the app's options generate (go test
+// -update rewrites them), every flag name of the app and its commands is
+// in both, every command name too, and the shells that are installed
+// parse them.
+func Check(t *testing.T, dir string, app *cli.App, operand string, extra ...cli.Flag) {
+	t.Helper()
+	app.Setup()
+	s := FromApp(app, operand, extra...)
+	var bash, zsh bytes.Buffer
+	if err := Bash(&bash, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := Zsh(&zsh, s); err != nil {
+		t.Fatal(err)
+	}
+	bashPath, zshPath := dir+"/"+s.Name+".bash", dir+"/_"+s.Name
+	golden.Check(t, bashPath, bash.Bytes())
+	golden.Check(t, zshPath, zsh.Bytes())
+
+	var all []Flag
+	for _, f := range s.Flags {
+		if !f.Hidden {
+			all = append(all, f)
+		}
+	}
+	for _, c := range s.Commands {
+		all = append(all, c.Flags...)
+		for name, script := range map[string]string{bashPath: bash.String(), zshPath: zsh.String()} {
+			if !strings.Contains(script, c.Name) {
+				t.Errorf("%s lacks the command %s", name, c.Name)
+			}
+		}
+	}
+	for _, f := range all {
+		for _, n := range f.Names {
+			for name, script := range map[string]string{bashPath: bash.String(), zshPath: zsh.String()} {
+				if !containsWord(script, dashed(n)) {
+					t.Errorf("%s lacks %s", name, dashed(n))
+				}
+			}
+		}
+	}
+	for _, sh := range []struct{ bin, path string }{{"bash", bashPath}, {"zsh", zshPath}} {
+		if _, err := exec.LookPath(sh.bin); err != nil {
+			continue
+		}
+		if out, err := exec.Command(sh.bin, "-n", sh.path).CombinedOutput(); err != nil {
+			t.Errorf("%s -n %s: %v\n%s", sh.bin, sh.path, err, out)
+		}
+	}
+}
+
+// containsWord reports whether opt appears in script delimited as an
+// option (not as the prefix of a longer one).
+func containsWord(script, opt string) bool {
+	for i := 0; ; {
+		j := strings.Index(script[i:], opt)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(opt)
+		if end == len(script) || strings.ContainsRune(" |)\"'+=,}[\n\t", rune(script[end])) {
+			return true
+		}
+		i = end
+	}
+}

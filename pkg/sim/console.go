@@ -152,6 +152,8 @@ func (f *Fabric) unlinkPort(i int32) {
 	pp := &f.ports[i]
 	r := pp.remote
 	rp := &f.ports[r]
+	f.pcUnlinking(i)
+	f.pcUnlinking(r)
 	pp.prev, rp.prev = r, i
 	pp.remote, rp.remote = -1, -1
 	pp.state, rp.state = 1, 1

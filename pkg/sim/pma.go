@@ -42,13 +42,19 @@ const (
 	numPathErr
 )
 
-// portCounters are one port's PerfMgt counters. tx/rx and the path errors
-// are atomics (counted under the read lock); x holds what PerformanceSet
-// and resets wrote and is only changed under the write lock.
+// portCounters are one port's PerfMgt counters besides the packets it
+// sent (pmaState.tx). What it received is derived from what its peer
+// sent: rx = rxFolded + (tx[peer] - peerMark) - (lost - lostMark), so a
+// link traversal costs one atomic add. lost and the path errors are
+// atomics counted under the read lock; the rest changes only under the
+// write lock (links made and broken, PerformanceSet, resets).
 type portCounters struct {
-	tx, rx atomic.Uint64
-	errs   [numPathErr]atomic.Uint32
-	x      *pcSet
+	lost     atomic.Uint32 // packets lost entering this port (error rate)
+	errs     [numPathErr]atomic.Uint32
+	lostMark uint32
+	rxFolded uint64 // received over earlier links
+	peerMark uint64 // the peer's tx when the link came up
+	x        *pcSet
 }
 
 // pcSet is the part of a port's counters that only commands change.
@@ -61,19 +67,56 @@ type pcSet struct {
 }
 
 type pmaState struct {
+	tx []atomic.Uint64 // packets sent out of each port (the hot counter)
 	pc []portCounters
 }
 
-func (s *pmaState) init(nports int) { s.pc = make([]portCounters, nports) }
-
-// pcLink counts one packet leaving port out and entering port in.
-func (f *Fabric) pcLink(out, in int32) {
-	f.pma.pc[out].tx.Add(1)
-	f.pma.pc[in].rx.Add(1)
+func (s *pmaState) init(nports int) {
+	s.tx = make([]atomic.Uint64, nports)
+	s.pc = make([]portCounters, nports)
 }
 
-// pcXmit counts one packet leaving port out that is lost on the wire.
-func (f *Fabric) pcXmit(out int32) { f.pma.pc[out].tx.Add(1) }
+// pcLink counts one packet leaving port out for its peer (which receives
+// it: see portCounters).
+func (f *Fabric) pcLink(out, in int32) { f.pma.tx[out].Add(1) }
+
+// pcXmit counts one packet leaving port out that is lost entering in.
+func (f *Fabric) pcXmit(out, in int32) {
+	// The loss first: rx reads tx first, so it never counts a lost
+	// packet as received.
+	f.pma.pc[in].lost.Add(1)
+	f.pma.tx[out].Add(1)
+}
+
+// rx is the number of packets port p received (under the read lock).
+func (f *Fabric) rx(p int32) uint64 {
+	c := &f.pma.pc[p]
+	r := f.ports[p].remote
+	if r < 0 {
+		return c.rxFolded
+	}
+	sent := f.pma.tx[r].Load() - c.peerMark
+	lost := uint64(c.lost.Load() - c.lostMark)
+	if sent < lost { // a loss seen before its send: transient
+		return c.rxFolded
+	}
+	return c.rxFolded + sent - lost
+}
+
+// pcUnlinking folds what port p received over its current link, before
+// the link goes (under the write lock).
+func (f *Fabric) pcUnlinking(p int32) {
+	f.pma.pc[p].rxFolded = f.rx(p)
+}
+
+// pcLinked starts counting what a and b receive from each other (under
+// the write lock, after the link is made).
+func (f *Fabric) pcLinked(a, b int32) {
+	for _, e := range [2][2]int32{{a, b}, {b, a}} {
+		c := &f.pma.pc[e[0]]
+		c.peerMark, c.lostMark = f.pma.tx[e[1]].Load(), c.lost.Load()
+	}
+}
 
 // pcErr counts one path error at port p (saturating at 16 bits on read).
 func (f *Fabric) pcErr(p int32, e int) {
@@ -95,11 +138,12 @@ type counterSnap struct {
 	ucastXmit, ucastRcv, mcastXmit, mcastRcv uint64
 }
 
-func trafficOf(c *portCounters, i int) uint64 {
+// trafficOf is the packets sent (even i) or received (odd i) by port p.
+func (f *Fabric) trafficOf(p int32, i int) uint64 {
 	if i&1 == 0 {
-		return c.tx.Load()
+		return f.pma.tx[p].Load()
 	}
-	return c.rx.Load()
+	return f.rx(p)
 }
 
 func trafficScale(i int) uint64 {
@@ -113,10 +157,14 @@ func (f *Fabric) snap(p int32) counterSnap {
 	c := &f.pma.pc[p]
 	var s counterSnap
 	for i := range numTraffic {
-		t := trafficOf(c, i)
+		t := f.trafficOf(p, i)
 		var v uint64
 		if c.x != nil {
-			v = satAdd(c.x.base[i], satMul(t-c.x.mark[i], trafficScale(i)))
+			var d uint64
+			if t > c.x.mark[i] {
+				d = t - c.x.mark[i]
+			}
+			v = satAdd(c.x.base[i], satMul(d, trafficScale(i)))
 		} else {
 			v = satMul(t, trafficScale(i))
 		}
@@ -156,7 +204,7 @@ func (f *Fabric) pcx(p int32) *pcSet {
 	if c.x == nil {
 		x := &pcSet{}
 		for i := range numTraffic {
-			t := trafficOf(c, i)
+			t := f.trafficOf(p, i)
 			x.mark[i] = t
 			x.base[i] = satMul(t, trafficScale(i))
 		}
@@ -173,7 +221,7 @@ func (f *Fabric) setCounter(p int32, traffic int, errIdx int, v uint64) {
 	f.pcx(p)
 	if traffic >= 0 {
 		c.x.base[traffic] = v
-		c.x.mark[traffic] = trafficOf(c, traffic)
+		c.x.mark[traffic] = f.trafficOf(p, traffic)
 		return
 	}
 	switch errIdx {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/netfile"
 	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
@@ -245,5 +246,51 @@ do PerformanceSet "sw"[2] PortCounters.PortRcvRemotePhysicalErrors=9
 		if _, err := netfile.Parse("bad.net", []byte("Switch\t4 \"sw\"\n\n"+bad+"\n")); err == nil {
 			t.Errorf("%s: parsed", bad)
 		}
+	}
+}
+
+// TestPMACountersSurviveRelink: what a port received is kept when its
+// link goes down and comes back, and counting goes on from there.
+func TestPMACountersSurviveRelink(t *testing.T) {
+	f := demoWithSM(t)
+	ep := attach(t, f, "H-0c42a10300300100")
+	leafPort := f.portIndex(f.ids["S-0c42a1030020a000"], 1) // faces node001
+	hostPort := f.portIndex(f.ids["H-0c42a10300300100"], 1)
+	get := func() {
+		t.Helper()
+		m := smp.NewGet(path(t, "0,1"), smp.AttrNodeInfo, 0)
+		req, _ := m.MarshalBinary()
+		if err := ep.Exchange(context.Background(), smp.PermissiveLID, req, make([]byte, 256)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(p int32) (uint64, uint64) {
+		f.mu.RLock()
+		defer f.mu.RUnlock()
+		s := f.snap(p)
+		return s.traffic[tcRcvPkts], s.traffic[tcXmitPkts]
+	}
+	get()
+	rx0, tx0 := read(leafPort)
+	get()
+	if rx, tx := read(leafPort); rx != rx0+1 || tx != tx0+1 {
+		t.Fatalf("one DR Get: rx %d->%d tx %d->%d", rx0, rx, tx0, tx)
+	}
+	hrx, htx := read(hostPort)
+	if err := f.Exec(`Unlink "H-0c42a10300300100"[1]`); err != nil {
+		t.Fatal(err)
+	}
+	if rx, tx := read(leafPort); rx != rx0+1 || tx != tx0+1 {
+		t.Errorf("after Unlink: rx %d tx %d, want %d %d", rx, tx, rx0+1, tx0+1)
+	}
+	if err := f.Exec(`ReLink "H-0c42a10300300100"[1]`); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	if rx, tx := read(leafPort); rx != rx0+2 || tx != tx0+2 {
+		t.Errorf("after ReLink and a Get: rx %d tx %d, want %d %d", rx, tx, rx0+2, tx0+2)
+	}
+	if rx, tx := read(hostPort); rx != hrx+1 || tx != htx+1 {
+		t.Errorf("host after ReLink and a Get: rx %d tx %d, want %d %d", rx, tx, hrx+1, htx+1)
 	}
 }

@@ -423,6 +423,7 @@ func (f *Fabric) link(a, b int32) error {
 		x.w, x.s, x.e, x.m = w, s, e, m
 	}
 	pa.remote, pb.remote = b, a
+	f.pcLinked(a, b)
 	return nil
 }
 

@@ -218,7 +218,7 @@ func (f *Fabric) nextPort(from int32, pn int) int32 {
 		return -1
 	}
 	if ip.errRate != 0 && ip.errAttr == 0 && f.drop(ip.errRate) {
-		f.pcXmit(out)
+		f.pcXmit(out, in)
 		f.pcErr(in, peRcvErrors)
 		return -1
 	}
@@ -285,7 +285,7 @@ func (f *Fabric) lidRoute(p int32, lid uint16, hops *int) int32 {
 		p = pp.remote
 		pp = &f.ports[p]
 		if pp.errRate != 0 && pp.errAttr == 0 && f.drop(pp.errRate) {
-			f.pcXmit(from)
+			f.pcXmit(from, p)
 			f.pcErr(p, peRcvErrors)
 			return -1
 		}
@@ -331,7 +331,7 @@ func (f *Fabric) lidRoute(p int32, lid uint16, hops *int) int32 {
 			return -1
 		}
 		if pp.errRate != 0 && pp.errAttr == 0 && f.drop(pp.errRate) {
-			f.pcXmit(op)
+			f.pcXmit(op, p)
 			f.pcErr(p, peRcvErrors)
 			return -1
 		}

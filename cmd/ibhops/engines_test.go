@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -93,6 +94,19 @@ func TestCompatRoutingEngines(t *testing.T) {
 				}
 				if !bytes.Equal(out, want) {
 					t.Errorf("%s (OpenSM used %s): dump differs from OpenSM's:\n%s", e, ran, golden.LineDiff(string(want), string(out)))
+				}
+				// The engine's routes are no longer than its own matrix
+				// says (nue's switch rows hold left-over counts; torus-2QoS
+				// has no matrix).
+				if e != routing.Nue && e != routing.Torus2QoS && e == routing.Engine(ran) {
+					out, stderr, _ := runOurs(t, append(base, "--check-routes", "--json", "--routing-engine", string(e))...)
+					var doc jsonCheck
+					if err := json.Unmarshal(out, &doc); err != nil {
+						t.Fatalf("%s --check-routes: %v\n%s", e, err, stderr)
+					}
+					if doc.Summary.Longer != 0 || doc.Summary.LIDs == 0 {
+						t.Errorf("%s --check-routes: %+v", e, doc.Summary)
+					}
 				}
 				if e == routing.DFSSSP {
 					out, stderr, code := runOurs(t, append(base, "--routed")...)

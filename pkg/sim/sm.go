@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 )
 
 // DefaultGIDPrefix is the subnet prefix RunSM programs (OpenSM's default).
@@ -225,19 +226,43 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 	for i := range dist {
 		dist[i] = 0xff
 	}
-	q := make([]int32, 0, S)
-	for s := 0; s < S; s++ {
-		row := dist[s*S : (s+1)*S]
-		row[s] = 0
-		q = append(q[:0], int32(s))
-		for len(q) > 0 {
-			c := q[0]
-			q = q[1:]
-			for _, t := range adjTo[adj[c]:adj[c+1]] {
-				if row[t] == 0xff {
-					row[t] = row[c] + 1
-					q = append(q, t)
+	// Breadth-first searches from 64 switches at a time, one bit per
+	// search: a switch is reached at level L by the searches that reached
+	// one of its neighbours at level L-1 and not it yet.
+	visited := make([]uint64, S)
+	frontier := make([]uint64, S)
+	next := make([]uint64, S)
+	for b0 := 0; b0 < S; b0 += 64 {
+		clear(visited)
+		clear(frontier)
+		for i := 0; i < 64 && b0+i < S; i++ {
+			src := b0 + i
+			visited[src] |= 1 << i
+			frontier[src] |= 1 << i
+			dist[src*S+src] = 0
+		}
+		for level := 1; ; level++ {
+			reached := false
+			for v := 0; v < S; v++ {
+				var m uint64
+				for _, u := range adjTo[adj[v]:adj[v+1]] {
+					m |= frontier[u]
 				}
+				m &^= visited[v]
+				next[v] = m
+				if m == 0 {
+					continue
+				}
+				reached = true
+				visited[v] |= m
+				for ; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					dist[(b0+i)*S+v] = uint8(level)
+				}
+			}
+			frontier, next = next, frontier
+			if !reached || level == 0xfe {
+				break
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
 )
 
 // DefaultGIDPrefix is the subnet prefix RunSM programs (OpenSM's default).
@@ -273,19 +274,43 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 	for i := range dist {
 		dist[i] = 0xff
 	}
-	q := make([]int32, 0, S)
-	for s := 0; s < S; s++ {
-		row := dist[s*S : (s+1)*S]
-		row[s] = 0
-		q = append(q[:0], int32(s))
-		for len(q) > 0 {
-			c := q[0]
-			q = q[1:]
-			for _, t := range adjTo[adj[c]:adj[c+1]] {
-				if row[t] == 0xff {
-					row[t] = row[c] + 1
-					q = append(q, t)
+	// Breadth-first searches from 64 switches at a time, one bit per
+	// search: a switch is reached at level L by the searches that reached
+	// one of its neighbours at level L-1 and not it yet.
+	visited := make([]uint64, S)
+	frontier := make([]uint64, S)
+	next := make([]uint64, S)
+	for b0 := 0; b0 < S; b0 += 64 {
+		clear(visited)
+		clear(frontier)
+		for i := 0; i < 64 && b0+i < S; i++ {
+			src := b0 + i
+			visited[src] |= 1 << i
+			frontier[src] |= 1 << i
+			dist[src*S+src] = 0
+		}
+		for level := 1; ; level++ {
+			reached := false
+			for v := 0; v < S; v++ {
+				var m uint64
+				for _, u := range adjTo[adj[v]:adj[v+1]] {
+					m |= frontier[u]
 				}
+				m &^= visited[v]
+				next[v] = m
+				if m == 0 {
+					continue
+				}
+				reached = true
+				visited[v] |= m
+				for ; m != 0; m &= m - 1 {
+					i := bits.TrailingZeros64(m)
+					dist[(b0+i)*S+v] = uint8(level)
+				}
+			}
+			frontier, next = next, frontier
+			if !reached || level == 0xfe {
+				break
 			}
 		}
 	}
@@ -314,18 +339,73 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 			}
 		}
 	}
-	// Candidate ports toward each switch, computed lazily per switch;
-	// one backing buffer reused for every switch.
-	cand := make([][]uint8, S)
-	cbuf := make([]uint8, 0, 256)
+	// Per switch: the candidate ports toward each destination switch
+	// (the neighbours one hop nearer, in port order), as sets shared by
+	// the destinations with the same candidates. A LID goes out of the
+	// least-loaded candidate, the first in port order on a tie. Loads
+	// only grow, so a set remembers its last choice (at index bi, with
+	// load bl): while that port's load is still bl it is still the
+	// choice, and after it is taken the next choice is the first later
+	// port still at bl (the earlier ones are above bl), or, when there is
+	// none, a new search. The tables are those of a search per LID.
+	type cset struct {
+		ports []uint8
+		bi    int    // index of the remembered choice, -1: none
+		bl    uint32 // its load then
+	}
+	setOf := make([]int32, S)
+	ccnt := make([]uint8, S) // candidates per destination
+	var clist []uint8        // and the candidates, deg per destination
+	var sets []cset
+	index := map[string]int32{}
+	cbuf := make([]uint8, 0, 1024)
 	for s := 0; s < S; s++ {
 		n := &f.nodes[sws[s]]
 		sw := &f.sws[n.sw]
 		sw.lft = sw.lft[:0]
 		sw.growLFT(int(maxLID) + 1)
 		var load [256]uint32 // LIDs routed out of each port
-		clear(cand)
+		clear(index)
+		sets = sets[:0]
 		cbuf = cbuf[:0]
+		// candidates of every destination at once, neighbour by
+		// neighbour in port order (rows read in sequence): d gets port p
+		// when p's neighbour is one hop nearer to d (hop counts are
+		// symmetric, so that is the neighbour's row)
+		srow := dist[s*S : (s+1)*S]
+		deg := int(adj[s+1] - adj[s])
+		clear(ccnt)
+		if need := S * deg; cap(clist) < need {
+			clist = make([]uint8, need)
+		}
+		for k := adj[s]; k < adj[s+1]; k++ {
+			trow := dist[int(adjTo[k])*S : int(adjTo[k]+1)*S]
+			p := adjPort[k]
+			for d, h := range trow {
+				if h+1 == srow[d] {
+					clist[d*deg+int(ccnt[d])] = p
+					ccnt[d]++
+				}
+			}
+		}
+		for d := 0; d < S; d++ {
+			setOf[d] = -1
+			if d == s || srow[d] == 0xff || ccnt[d] == 0 {
+				continue
+			}
+			c := clist[d*deg : d*deg+int(ccnt[d])]
+			if id, ok := index[string(c)]; ok {
+				setOf[d] = id
+				continue
+			}
+			start := len(cbuf)
+			cbuf = append(cbuf, c...)
+			id := int32(len(sets))
+			index[string(c)] = id
+			// full slice expression: later appends never write into it
+			sets = append(sets, cset{ports: cbuf[start:len(cbuf):len(cbuf)], bi: -1})
+			setOf[d] = id
+		}
 		for l := 1; l <= int(maxLID); l++ {
 			d := dests[l]
 			if d.sw < 0 {
@@ -335,37 +415,28 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 				sw.lft[l] = d.port
 				continue
 			}
-			want := dist[s*S+int(d.sw)]
-			if want == 0xff {
+			id := setOf[d.sw]
+			if id < 0 {
 				continue
 			}
-			if cand[d.sw] == nil {
-				// the neighbours one hop nearer to d.sw, in port order
-				// (hop counts are symmetric: read them from d.sw's row)
-				start := len(cbuf)
-				drow := dist[int(d.sw)*S : int(d.sw+1)*S]
-				for k := adj[s]; k < adj[s+1]; k++ {
-					if drow[adjTo[k]] == want-1 {
-						cbuf = append(cbuf, adjPort[k])
+			cs := &sets[id]
+			if cs.bi < 0 || load[cs.ports[cs.bi]] != cs.bl {
+				cs.bi, cs.bl = 0, load[cs.ports[0]]
+				for j, p := range cs.ports {
+					if load[p] < cs.bl {
+						cs.bi, cs.bl = j, load[p]
 					}
 				}
-				// full slice expression: later appends to cbuf never
-				// write into it (a reallocation leaves it on the old
-				// array, which stays valid).
-				cand[d.sw] = cbuf[start:len(cbuf):len(cbuf)]
 			}
-			// the least loaded candidate, the first in port order on a tie
-			c := cand[d.sw]
-			if len(c) == 0 {
-				continue
-			}
-			best := c[0]
-			bl := load[best]
-			for _, p := range c[1:] {
-				if load[p] < bl {
-					best, bl = p, load[p]
+			best := cs.ports[cs.bi]
+			next := -1
+			for j := cs.bi + 1; j < len(cs.ports); j++ {
+				if load[cs.ports[j]] == cs.bl {
+					next = j
+					break
 				}
 			}
+			cs.bi = next
 			sw.lft[l] = best
 			load[best]++
 		}

@@ -175,7 +175,9 @@ func attach(t testing.TB, spec string, seed uint64) transport.Transport {
 // back with the same bytes.
 func TestPartialCachesLoad(t *testing.T) {
 	const tree, big = "fattree:levels=2,radix=8", "fattree:levels=2,radix=16"
-	cfg := discover.Config{MaxHops: -1, Outstanding: 8, Timeout: 50 * time.Millisecond, Retries: -1}
+	// FixedTimeout: each SMP gets exactly one attempt, so every drop is a
+	// failure whatever the engine's retry policy for short attempts.
+	cfg := discover.Config{MaxHops: -1, Outstanding: 8, Timeout: 50 * time.Millisecond, Retries: -1, FixedTimeout: true}
 	cases := []struct {
 		name string
 		spec string

@@ -156,7 +156,7 @@ func TestSharedIBSim(t *testing.T) {
 	t.Run("-t 1", func(t *testing.T) {
 		for i := range 8 {
 			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "1")...)
-			if code := p.wait(t); code != 0 && code != exitcode.Partial {
+			if code := p.wait(t); !tightTimeoutOK(code, p) {
 				t.Fatalf("run %d: exit %d\n%s", i+1, code, strings.Join(p.stderrLines(), "\n"))
 			}
 		}
@@ -166,7 +166,7 @@ func TestSharedIBSim(t *testing.T) {
 				ps = append(ps, startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "1")...))
 			}
 			for _, p := range ps {
-				if code := p.wait(t); code != 0 && code != exitcode.Partial {
+				if code := p.wait(t); !tightTimeoutOK(code, p) {
 					t.Fatalf("round %d: exit %d\n%s", round, code, strings.Join(p.stderrLines(), "\n"))
 				}
 			}
@@ -333,4 +333,18 @@ func waitSocket(t *testing.T, sock string, p *proc) {
 		}
 	}
 	t.Fatalf("%s bound no socket @%s:in<id> within 20s", p.cmd.Path, sock)
+}
+
+// tightTimeoutOK tells whether a run with a 1 ms SMP timeout ended as it
+// may on a busy machine: complete, partial, or stopped because even the
+// start node's answer came too late (what this test checks is that ibsim
+// outlives such runs, not that they discover anything).
+func tightTimeoutOK(code int, p *proc) bool {
+	switch code {
+	case 0, exitcode.Partial:
+		return true
+	case exitcode.Fatal:
+		return strings.Contains(strings.Join(p.stderrLines(), "\n"), "start node did not answer")
+	}
+	return false
 }

@@ -20,7 +20,7 @@ _ibdiscover() {
 		;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--Ca --Hca_list --Port --Router_list --Switch_list --cache --config --debug --diff --diffcheck --dot --errors --fixed-timeout --from --full --grouping --help --hops --ibsim --ibsim-sockname --json --list --load-cache --m_key --max-nodes --max-smps --max_hops --no-mlnx-epi --node-name-map --outstanding-smps --outstanding_smps --ports --retries --show --sim --sim-host --sim-sm --timeout --verbose --version -C -H -P -R -S -V -d -e -f -g -h -l -m -o -p -s -t -v -y -z" -- "$cur"))
+		COMPREPLY=($(compgen -W "--Ca --Hca_list --Port --Router_list --Switch_list --cache --config --debug --diff --diffcheck --dot --errors --fixed-timeout --from --full --grouping --help --hops --ibsim --ibsim-sockname --json --lid-reads --list --load-cache --m_key --max-nodes --max-smps --max_hops --no-mlnx-epi --node-name-map --outstanding-smps --outstanding_smps --ports --retries --show --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -H -P -R -S -V -d -e -f -g -h -l -m -o -p -s -t -v -y -z" -- "$cur"))
 		return
 	fi
 	compopt -o filenames 2>/dev/null

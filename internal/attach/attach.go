@@ -359,10 +359,17 @@ func IsGeneratorSpec(spec string) bool {
 // emptyFabricMsg says why a fabric file gave no nodes.
 func emptyFabricMsg(path string) string {
 	var b []byte
-	fh, err := os.Open(path)
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		// a FIFO or device was read once already: do not open it again
+		return "no nodes (want an ibsim net file or an ibnetdiscover topology file)"
+	}
 	if err == nil {
-		b, err = io.ReadAll(io.LimitReader(fh, 1<<20)) // enough to tell
-		fh.Close()
+		var fh *os.File
+		if fh, err = os.Open(path); err == nil {
+			b, err = io.ReadAll(io.LimitReader(fh, 1<<20)) // enough to tell
+			fh.Close()
+		}
 	}
 	switch {
 	case err != nil:

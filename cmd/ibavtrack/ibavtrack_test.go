@@ -391,3 +391,12 @@ func scanLines(b []byte) []string {
 	}
 	return out
 }
+
+// TestMaxNodesNamed: a sweep stopped by --max-nodes names the limit.
+func TestMaxNodesNamed(t *testing.T) {
+	_, stderr, code := runTool(t, "links", "--sim", "../../testdata/fabrics/demo.net", "--max-nodes", "3")
+	want := "ibavtrack: partial result printed: discovery stopped at the --max-nodes limit of 3 nodes (the fabric has more)\n"
+	if code != exitcode.Partial || string(stderr) != want {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Partial, want)
+	}
+}

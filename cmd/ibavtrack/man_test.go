@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/manpage"
 )
@@ -19,6 +22,7 @@ func TestManPageListsEveryFlag(t *testing.T) {
 	for _, c := range app.Commands {
 		manpage.CheckFlags(t, path, c.Flags, codes...)
 	}
+	manpage.CheckFlags(t, path, []cli.Flag{cliapp.VersionFlag()})
 	man := readFile(t, path)
 	for _, c := range app.Commands {
 		if !strings.Contains(man, ".B ibavtrack "+c.Name+"\n") {

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/jsonschema"
 )
 
@@ -47,6 +49,38 @@ func jsonDocs(t *testing.T) map[string][]byte {
 			continue
 		}
 		docs[strings.Join(args, " ")] = out
+	}
+	// watch events of every kind: new, change (the 1x link goes), and
+	// unreachable (h2 is cut off)
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, fab *attach.Fabric) {
+		var err error
+		switch sweep {
+		case 0:
+			err = fab.Sim.Unlink("sw1", 3)
+		case 1:
+			err = fab.Sim.Unlink("h2", 1)
+		}
+		if err == nil {
+			err = fab.Sim.RunSM("h1")
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { afterSweep = nil }()
+	out, stderr, _ := runTool(t, "watch", "--sim", "testdata/watch.net", "--sim-host", "h1",
+		"--interval", "1ms", "--count", "3", "--json", "h2")
+	kinds := map[string]bool{}
+	for i, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		docs[fmt.Sprintf("watch with changes, line %d", i+1)] = l
+		var ev struct{ Event string }
+		json.Unmarshal(l, &ev)
+		kinds[ev.Event] = true
+	}
+	if !kinds["new"] || !kinds["change"] || !kinds["unreachable"] {
+		t.Fatalf("watch printed events %v, want new, change and unreachable:\n%s\n%s", kinds, out, stderr)
 	}
 	return docs
 }

@@ -216,3 +216,13 @@ func TestUnwritableOutputStatus(t *testing.T) {
 		t.Error("ibdiscover(8) does not give exit 2 for an output file that cannot be created")
 	}
 }
+
+// TestMaxNodesNamed: a discovery stopped by --max-nodes says so, naming
+// the limit, and exits 3 (partial).
+func TestMaxNodesNamed(t *testing.T) {
+	_, stderr, code := runOurs(t, "--sim", "../../testdata/fabrics/demo.net", "--max-nodes", "3")
+	want := "ibdiscover: partial result printed: discovery stopped at the --max-nodes limit of 3 nodes (the fabric has more)\n"
+	if code != exitcode.Partial || string(stderr) != want {
+		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Partial, want)
+	}
+}

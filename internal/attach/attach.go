@@ -63,8 +63,8 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.StringFlag{Name: "m_key", Aliases: []string{"y"}, Usage: "place M_Key `KEY` in every SMP (default 0, or m_key of the config file)", Category: "Fabric"},
 		&cli.StringFlag{Name: "config", Aliases: []string{"z"}, Usage: "read infiniband-diags config `FILE` (CA, Port, timeout, MLX_EPI, m_key)", DefaultText: DefaultConfigPath + " when present", Category: "Fabric"},
 		&cli.BoolFlag{Name: "errors", Aliases: []string{"e"}, Usage: "print every failed SMP (not a summary)", Category: "Messages"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say more: what the tool attached to, every failed SMP (repeat for more)", Category: "Messages"},
-		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "as -v -e, and how every failed SMP failed on each attempt", Category: "Messages"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say what the tool attached to, and list every failed SMP", Category: "Messages"},
+		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "as -v -e (there is no libibumad debug output to raise)", Category: "Messages"},
 	}
 }
 
@@ -419,10 +419,17 @@ func Abort() { ibsim.Abort() }
 // emptyFabricMsg says why a fabric file gave no nodes.
 func emptyFabricMsg(path string) string {
 	var b []byte
-	fh, err := os.Open(path)
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		// a FIFO or device was read once already: do not open it again
+		return "no nodes (want an ibsim net file or an ibnetdiscover topology file)"
+	}
 	if err == nil {
-		b, err = io.ReadAll(io.LimitReader(fh, 1<<20)) // enough to tell
-		fh.Close()
+		var fh *os.File
+		if fh, err = os.Open(path); err == nil {
+			b, err = io.ReadAll(io.LimitReader(fh, 1<<20)) // enough to tell
+			fh.Close()
+		}
 	}
 	switch {
 	case err != nil:

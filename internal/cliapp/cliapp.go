@@ -83,7 +83,7 @@ func VersionFlag() cli.Flag {
 
 // Run runs app with args and returns the exit status, printing one line
 // "<app name>: <error>" on stderr when the action failed. It adds
-// -V/--version to the app.
+// -V/--version to the app and its commands.
 //
 // A panic in the action is an internal error: one line asking to report
 // it, exit status exitcode.Fatal (never the bad-input status), and no
@@ -101,17 +101,21 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (co
 	}()
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.HideVersion = true // ours, not urfave/cli's -v
-	app.Flags = append(app.Flags, VersionFlag())
-	before := app.Before
-	app.Before = func(c *cli.Context) error {
-		if c.Bool("version") {
-			fmt.Fprintln(app.Writer, version.Line(app.Name))
-			return &ExitError{Code: exitcode.OK}
+	withVersion := func(flags []cli.Flag, before cli.BeforeFunc) ([]cli.Flag, cli.BeforeFunc) {
+		return append(flags, VersionFlag()), func(c *cli.Context) error {
+			if c.Bool("version") {
+				fmt.Fprintln(app.Writer, version.Line(app.Name))
+				return &ExitError{Code: exitcode.OK}
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
 		}
-		if before != nil {
-			return before(c)
-		}
-		return nil
+	}
+	app.Flags, app.Before = withVersion(app.Flags, app.Before)
+	for _, c := range app.Commands {
+		c.Flags, c.Before = withVersion(c.Flags, c.Before)
 	}
 	// A flag that does not parse is one line on stderr, not the help.
 	usage := func(_ *cli.Context, err error, _ bool) error {

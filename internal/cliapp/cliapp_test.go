@@ -166,8 +166,12 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	app := &cli.App{Name: "sub", Writer: &out, Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}}}}}
-	if code := Run(context.Background(), app, []string{"sub", "-V"}, &errb); code != 0 || !strings.HasPrefix(out.String(), "sub version ") {
-		t.Errorf("with commands: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	for _, args := range [][]string{{"sub", "-V"}, {"sub", "run", "--version"}} {
+		out.Reset()
+		app := &cli.App{Name: "sub", Writer: &out, Commands: []*cli.Command{{Name: "run", Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}},
+			Action: func(*cli.Context) error { t.Error("action ran"); return nil }}}}
+		if code := Run(context.Background(), app, args, &errb); code != 0 || !strings.HasPrefix(out.String(), "sub version ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
 	}
 }

@@ -54,6 +54,18 @@ func Check(t *testing.T, dir string, app *cli.App, operand string, extra ...cli.
 			}
 		}
 	}
+	// Without zsh at hand, at least the quoting: every line of the zsh
+	// script closes the single quotes it opens, and its brackets.
+	for i, line := range strings.Split(zsh.String(), "\n") {
+		l := strings.ReplaceAll(line, `'\''`, "")
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		if strings.Count(l, "'")%2 != 0 || strings.Count(l, "[") != strings.Count(l, "]") ||
+			strings.Count(l, "{") != strings.Count(l, "}") {
+			t.Errorf("%s:%d: unbalanced quotes or brackets: %s", zshPath, i+1, line)
+		}
+	}
 	for _, sh := range []struct{ bin, path string }{{"bash", bashPath}, {"zsh", zshPath}} {
 		if _, err := exec.LookPath(sh.bin); err != nil {
 			continue

@@ -321,8 +321,8 @@ func Zsh(w io.Writer, s Spec) error {
 		}
 		return "'*: :'"
 	}
-	args := func(indent string, specs []string, tail ...string) {
-		b.WriteString(indent + "_arguments -s -S \\\n")
+	args := func(indent, opts string, specs []string, tail ...string) {
+		b.WriteString(indent + "_arguments " + opts + " \\\n")
 		all := append(specs, tail...)
 		for i, sp := range all {
 			b.WriteString(indent + "\t" + sp)
@@ -333,18 +333,18 @@ func Zsh(w io.Writer, s Spec) error {
 		}
 	}
 	if len(s.Commands) == 0 {
-		args("", zshSpecs(s.Flags), operand(s.Operand))
+		args("", "-s -S", zshSpecs(s.Flags), operand(s.Operand))
 	} else {
-		b.WriteString("local curcontext=$curcontext state line\nlocal -a commands\ncommands=(\n")
+		b.WriteString("local curcontext=$curcontext state line\ntypeset -A opt_args\nlocal -a commands\ncommands=(\n")
 		for _, c := range s.Commands {
 			fmt.Fprintf(&b, "\t'%s:%s'\n", c.Name, zshQuote(c.Usage))
 		}
 		b.WriteString(")\n")
-		args("", zshSpecs(append(unhide(s.Flags), shared(s.Commands)...)), "'1: :->command'", "'*:: :->args'")
+		args("", "-C -s -S", zshSpecs(append(unhide(s.Flags), shared(s.Commands)...)), "'1: :->command'", "'*:: :->args'")
 		b.WriteString("case $state in\ncommand)\n\t_describe command commands\n\t;;\nargs)\n\tcase $line[1] in\n")
 		for _, c := range s.Commands {
 			fmt.Fprintf(&b, "\t%s)\n", c.Name)
-			args("\t\t", zshSpecs(c.Flags), operand(c.Operand))
+			args("\t\t", "-s -S", zshSpecs(c.Flags), operand(c.Operand))
 			b.WriteString("\t\t;;\n")
 		}
 		b.WriteString("\tesac\n\t;;\nesac\n")

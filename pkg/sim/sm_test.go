@@ -316,3 +316,30 @@ Hca 1 "h4"
 		}
 	}
 }
+
+// TestRunSMKeepsTopologyLIDs: the "lid N" of an ibnetdiscover topology
+// file are kept as well.
+func TestRunSMKeepsTopologyLIDs(t *testing.T) {
+	topo := "vendid=0x2c9\ndevid=0xd2f0\nsysimgguid=0x10\nswitchguid=0x10(10)\n" +
+		"Switch\t2 \"S-0000000000000010\"\t\t# \"sw\" base port 0 lid 7 lmc 0\n" +
+		"[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 9 4xEDR\n\n" +
+		"vendid=0x2c9\ndevid=0x1017\nsysimgguid=0x20\ncaguid=0x20\n" +
+		"Ca\t1 \"H-0000000000000020\"\t\t# \"h\"\n" +
+		"[1](21) \t\"S-0000000000000010\"[1]\t\t# lid 9 lmc 0 \"sw\" lid 7 4xEDR\n"
+	path := t.TempDir() + "/fabric.topo"
+	if err := os.WriteFile(path, []byte(topo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RunSM(""); err != nil {
+		t.Fatal(err)
+	}
+	for id, lid := range map[string]uint16{"S-0000000000000010": 7, "H-0000000000000020": 9} {
+		if p := switchPort0(t, f, id); p.lid != lid {
+			t.Errorf("%s: LID %d, want %d", id, p.lid, lid)
+		}
+	}
+}

@@ -256,3 +256,49 @@ do Error "H-h2"[1] 100 0x12
 		t.Errorf("JSON:\n%s", js)
 	}
 }
+
+// gmpCanceller cancels the command's context at the first PerfMgt GMP
+// (after discovery) and lets it wait for the cancellation.
+type gmpCanceller struct {
+	transport.Transport
+	cancel context.CancelFunc
+}
+
+func (g *gmpCanceller) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if req[1] == 0x04 {
+		g.cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return g.Transport.Exchange(ctx, dlid, req, resp)
+}
+
+// TestInterruptErrors: Ctrl-C while the counters are read stops errors
+// (and links --counters) with exit 130, one line, nothing on stdout.
+func TestInterruptErrors(t *testing.T) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	var cancel context.CancelFunc
+	old := openFabric
+	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		f, err := old(ctx, s)
+		if err == nil {
+			f.Transport = &gmpCanceller{Transport: f.Transport, cancel: cancel}
+		}
+		return f, err
+	}
+	defer func() { openFabric = old }()
+	for _, args := range [][]string{
+		{"errors", "--sim", errorsNet},
+		{"links", "--sim", errorsNet, "--counters"},
+	} {
+		ctx, c := context.WithCancel(context.Background())
+		cancel = c
+		var out, errb bytes.Buffer
+		code := run(ctx, &out, &errb, append([]string{"ibavtrack"}, args...))
+		c()
+		if code != exitcode.Interrupted || errb.String() != "ibavtrack: interrupted while reading port counters\n" || out.Len() != 0 {
+			t.Errorf("%v: exit %d stdout %q stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}

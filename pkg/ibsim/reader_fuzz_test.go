@@ -90,7 +90,7 @@ func FuzzReader(f *testing.F) {
 		defer stopReader(t, c, peer)
 
 		const lo = 7
-		cl := &call{done: make(chan struct{})}
+		cl := newCall()
 		c.pending[lo] = cl
 		var sent [][]byte
 		size := (len(data) + parts - 1) / parts

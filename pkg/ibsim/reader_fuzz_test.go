@@ -91,7 +91,9 @@ func FuzzReader(f *testing.F) {
 
 		const lo = 7
 		cl := newCall()
+		c.mu.Lock()
 		c.pending[lo] = cl
+		c.mu.Unlock()
 		var sent [][]byte
 		size := (len(data) + parts - 1) / parts
 		for i := 0; i < parts; i++ {

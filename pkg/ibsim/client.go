@@ -84,7 +84,7 @@ type Client struct {
 type call struct {
 	done     chan struct{} // capacity 1
 	expired  bool          // set by the janitor before its token
-	deadline int64         // UnixNano; 0: the caller's ctx bounds the wait
+	deadline int64         // UnixNano: the janitor ends the call then
 	buf      [RequestSize]byte
 	out      [RequestSize]byte // the request as sent
 	werr     error
@@ -916,11 +916,15 @@ func (c *Client) deliverLocked(b []byte) {
 	cl.done <- struct{}{}
 }
 
-// janitor ends the Exchanges whose ctx has no deadline when
-// Config.Timeout has passed (a quarter of it late at most): one ticker
-// for the client instead of a timer per SMP.
+// janitorTick is the janitor's period: how late an Exchange may end
+// after its deadline at most.
+const janitorTick = 5 * time.Millisecond
+
+// janitor ends the Exchanges whose deadline (their ctx's, or
+// Config.Timeout after they started) has passed: one ticker for the
+// client instead of a timer per SMP.
 func (c *Client) janitor() {
-	t := time.NewTicker(max(c.cfg.timeout()/4, time.Millisecond))
+	t := time.NewTicker(min(janitorTick, max(c.cfg.timeout()/4, time.Millisecond)))
 	defer t.Stop()
 	for {
 		select {
@@ -991,7 +995,8 @@ func (c *Client) send(ctx context.Context, cl *call) error {
 // directed-route SMP) and copies the reply into resp. It rewrites the low
 // 32 bits of the TID. ibsim's status 110 (dropped or unroutable) and an
 // expired ctx or cfg.Timeout (when ctx has no deadline) are
-// transport.ErrTimeout; after Close it returns transport.ErrClosed. All
+// transport.ErrTimeout; the deadline holds (about 5 ms late at most) for a
+// ctx whose Done channel does not close at its deadline; after Close it returns transport.ErrClosed. All
 // errors are *transport.OpError.
 func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
 	if len(req) < MADSize || len(resp) < MADSize {
@@ -1003,8 +1008,12 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	default:
 	}
 	cl := callPool.Get().(*call)
-	cl.expired, cl.deadline = false, 0
-	if _, ok := ctx.Deadline(); !ok {
+	cl.expired = false
+	if d, ok := ctx.Deadline(); ok {
+		// Enforced here too: a ctx may carry a deadline without a timer
+		// behind its Done channel.
+		cl.deadline = d.UnixNano()
+	} else {
 		cl.deadline = time.Now().Add(c.cfg.timeout()).UnixNano()
 	}
 	lo := c.tid.Add(1)

@@ -166,9 +166,7 @@ func TestSharedIBSim(t *testing.T) {
 	t.Run("-t 1", func(t *testing.T) {
 		for i := range 8 {
 			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "1")...)
-			if code := p.wait(t); code != 0 && code != exitcode.Partial {
-				t.Fatalf("run %d: exit %d\n%s", i+1, code, strings.Join(p.stderrLines(), "\n"))
-			}
+			checkShortTimeoutRun(t, p, fmt.Sprintf("run %d", i+1))
 		}
 		for round := range 3 {
 			var ps []*proc
@@ -176,9 +174,7 @@ func TestSharedIBSim(t *testing.T) {
 				ps = append(ps, startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "1")...))
 			}
 			for _, p := range ps {
-				if code := p.wait(t); code != 0 && code != exitcode.Partial {
-					t.Fatalf("round %d: exit %d\n%s", round, code, strings.Join(p.stderrLines(), "\n"))
-				}
+				checkShortTimeoutRun(t, p, fmt.Sprintf("round %d", round))
 			}
 		}
 		afterwards(t, "-t 1 runs")
@@ -205,6 +201,21 @@ func TestSharedIBSim(t *testing.T) {
 		c.Close()
 	}
 	afterwards(t, "ten clients")
+}
+
+// checkShortTimeoutRun checks a run with -t 1: on a busy machine SMPs,
+// even the first, may time out, so complete, partial and "start node did
+// not answer" are all fine; anything else is not.
+func checkShortTimeoutRun(t *testing.T, p *proc, what string) {
+	t.Helper()
+	code := p.wait(t)
+	msg := strings.Join(p.stderrLines(), "\n")
+	switch {
+	case code == 0, code == exitcode.Partial:
+	case code == exitcode.Fatal && strings.Contains(msg, "start node did not answer"):
+	default:
+		t.Fatalf("%s: exit %d\n%s", what, code, msg)
+	}
 }
 
 // buildTools builds the named commands (siblings of this package) into

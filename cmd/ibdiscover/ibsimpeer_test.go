@@ -114,6 +114,36 @@ func TestSharedIBSim(t *testing.T) {
 		}
 	}
 
+	// Two SIGINTs against a stopped ibsim: the second exits at once; the
+	// one DISCONNECT (written by whichever got there first) frees the
+	// slot once ibsim continues.
+	t.Run("second SIGINT", func(t *testing.T) {
+		for attempt := 0; ; attempt++ {
+			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "60000")...)
+			if !waitAttached(t, s, p) {
+				code := p.wait(t)
+				if attempt < 3 {
+					t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
+					continue
+				}
+				t.Fatal("never caught ibdiscover attached")
+			}
+			syscall.Kill(s.PID(), syscall.SIGSTOP)
+			p.cmd.Process.Signal(os.Interrupt)
+			// Signals of one kind merge while pending: send the second
+			// once the first was taken.
+			waitNotPending(p.cmd.Process.Pid, syscall.SIGINT)
+			p.cmd.Process.Signal(os.Interrupt)
+			code := p.wait(t)
+			syscall.Kill(s.PID(), syscall.SIGCONT)
+			if code != exitcode.Interrupted {
+				t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
+			}
+			afterwards(t, "two SIGINTs")
+			return
+		}
+	})
+
 	// ibsim stopped before the tool starts: the tool gives up on its
 	// CONNECT at SIGINT; ibsim, continued, must not find the tool's
 	// socket gone (it used to exit), and the slot comes back.
@@ -215,6 +245,29 @@ func checkShortTimeoutRun(t *testing.T, p *proc, what string) {
 	case code == exitcode.Fatal && strings.Contains(msg, "start node did not answer"):
 	default:
 		t.Fatalf("%s: exit %d\n%s", what, code, msg)
+	}
+}
+
+// waitNotPending waits (up to 20s) until sig is no longer pending for
+// process pid (its handler took it), or the process is gone.
+func waitNotPending(pid int, sig syscall.Signal) {
+	bit := uint64(1) << (uint(sig) - 1)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return
+		}
+		pending := false
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if ok && (k == "ShdPnd" || k == "SigPnd") {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				pending = pending || n&bit != 0
+			}
+		}
+		if !pending {
+			return
+		}
 	}
 }
 

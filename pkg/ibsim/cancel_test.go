@@ -4,10 +4,13 @@ package ibsim
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
 // The cut that ctx cancellation schedules for a control exchange may run
@@ -61,5 +64,34 @@ func TestLateCancelSparesNextRequest(t *testing.T) {
 	}
 	if got != guid {
 		t.Fatalf("GUID %#x, want %#x", got, guid)
+	}
+}
+
+// deadlineOnly is a ctx with a deadline but no timer behind Done (a
+// cheap per-SMP ctx an engine might use).
+type deadlineOnly struct {
+	context.Context
+	d time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.d, true }
+
+// The client ends an Exchange at its ctx's deadline even when the ctx
+// does not fire then.
+func TestDeadlineWithoutTimer(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet)
+	c := dial(t, s, "")
+	ctx := deadlineOnly{Context: context.Background(), d: time.Now().Add(30 * time.Millisecond)}
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Exchange(ctx, smp.PermissiveLID, badHopPointer(t), make([]byte, smp.MADSize))
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, transport.ErrTimeout) {
+			t.Fatalf("Exchange: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Exchange outlived its ctx deadline by 20s")
 	}
 }

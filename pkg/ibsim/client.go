@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -76,14 +77,34 @@ type Client struct {
 	closeErr   error
 }
 
-// call is one outstanding Exchange.
+// call is one outstanding Exchange. Whoever takes it out of pending (the
+// reader with a reply, the janitor at its deadline) sends the one token
+// on done; calls are pooled with their channel and write function, so an
+// Exchange allocates nothing.
 type call struct {
-	done chan struct{} // closed by the reader when buf holds the reply
-	buf  [RequestSize]byte
-	out  [RequestSize]byte // the request as sent
+	done     chan struct{} // capacity 1
+	expired  bool          // set by the janitor before its token
+	deadline int64         // UnixNano: the janitor ends the call then
+	buf      [RequestSize]byte
+	out      [RequestSize]byte // the request as sent
+	werr     error
+	write    func(fd uintptr) bool // writes out, result in werr
 }
 
-var callPool = sync.Pool{New: func() any { return new(call) }}
+func newCall() *call {
+	cl := &call{done: make(chan struct{}, 1)}
+	cl.write = func(fd uintptr) bool {
+		for {
+			_, cl.werr = unix.Write(int(fd), cl.out[:])
+			if cl.werr != unix.EINTR {
+				return true
+			}
+		}
+	}
+	return cl
+}
+
+var callPool = sync.Pool{New: func() any { return newCall() }}
 
 var idSeq atomic.Uint32
 
@@ -184,6 +205,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return fail("connect", cerr)
 	}
 	go c.reader()
+	go c.janitor()
 	if cfg.IsSM {
 		if err := c.SetIsSM(ctx, true); err != nil {
 			c.Close()
@@ -805,13 +827,46 @@ func (c *Client) abort() {
 	c.ctl.Write(buf[CtlSize:])
 }
 
-// reader receives every datagram from ibsim and hands replies to the
-// waiting Exchange by the low 32 bits of the TID.
+// readBatch is how many datagrams the reader takes per system call.
+const readBatch = 16
+
+// reader receives every datagram from ibsim, as many as are queued per
+// system call (recvmmsg), and hands replies to the waiting Exchanges by
+// the low 32 bits of the TID.
 func (c *Client) reader() {
 	defer close(c.readerDone)
-	var buf [RequestSize + 64]byte
+	var bufs [readBatch][RequestSize + 64]byte
+	var iovs [readBatch]unix.Iovec
+	var msgs [readBatch]unix.Mmsghdr
+	for i := range msgs {
+		iovs[i].Base = &bufs[i][0]
+		iovs[i].SetLen(len(bufs[i]))
+		msgs[i].Hdr.Iov = &iovs[i]
+		msgs[i].Hdr.SetIovlen(1)
+	}
+	var n int
+	var rerr error
+	read := func(fd uintptr) bool {
+		for {
+			r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&msgs[0])), readBatch, unix.MSG_DONTWAIT, 0, 0)
+			switch e {
+			case 0:
+				n, rerr = int(r), nil
+				return true
+			case unix.EINTR:
+				continue
+			case unix.EAGAIN:
+				return false // wait in the poller
+			}
+			n, rerr = 0, e
+			return true
+		}
+	}
 	for {
-		n, err := c.data.Read(buf[:])
+		err := c.dataRaw.Read(read)
+		if err == nil {
+			err = rerr
+		}
 		if err != nil {
 			select {
 			case <-c.closed:
@@ -826,13 +881,23 @@ func (c *Client) reader() {
 			c.readErr = err
 			return
 		}
-		c.deliver(buf[:n])
+		c.mu.Lock()
+		for i := 0; i < n; i++ {
+			c.deliverLocked(bufs[i][:msgs[i].Len])
+		}
+		c.mu.Unlock()
 	}
 }
 
 // deliver hands one datagram from ibsim to the Exchange waiting for it;
 // anything else is dropped.
 func (c *Client) deliver(b []byte) {
+	c.mu.Lock()
+	c.deliverLocked(b)
+	c.mu.Unlock()
+}
+
+func (c *Client) deliverLocked(b []byte) {
 	if len(b) != RequestSize {
 		return
 	}
@@ -842,30 +907,53 @@ func (c *Client) deliver(b []byte) {
 		return // an unsolicited request: we are no agent
 	}
 	lo := be.Uint32(b[32+12:])
-	c.mu.Lock()
 	cl := c.pending[lo]
+	if cl == nil {
+		return
+	}
 	delete(c.pending, lo)
-	c.mu.Unlock()
-	if cl != nil {
-		copy(cl.buf[:], b[:RequestSize])
-		close(cl.done)
+	copy(cl.buf[:], b[:RequestSize])
+	cl.done <- struct{}{}
+}
+
+// janitorTick is the janitor's period: how late an Exchange may end
+// after its deadline at most.
+const janitorTick = 5 * time.Millisecond
+
+// janitor ends the Exchanges whose deadline (their ctx's, or
+// Config.Timeout after they started) has passed: one ticker for the
+// client instead of a timer per SMP.
+func (c *Client) janitor() {
+	t := time.NewTicker(min(janitorTick, max(c.cfg.timeout()/4, time.Millisecond)))
+	defer t.Stop()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case now := <-t.C:
+			n := now.UnixNano()
+			c.mu.Lock()
+			for lo, cl := range c.pending {
+				if cl.deadline != 0 && cl.deadline <= n {
+					delete(c.pending, lo)
+					cl.expired = true
+					cl.done <- struct{}{}
+				}
+			}
+			c.mu.Unlock()
+		}
 	}
 }
 
 // send writes one datagram to ibsim's data socket. While the socket
 // buffer is full (ibsim stopped, or no longer reading our slot) it waits
 // in slices of pollSlice, giving up at the deadline, on ctx or on Close.
-func (c *Client) send(ctx context.Context, b []byte) error {
-	var werr error
-	write := func(fd uintptr) bool {
-		_, werr = unix.Write(int(fd), b)
-		return true
-	}
-	if err := c.dataRaw.Write(write); err != nil {
+func (c *Client) send(ctx context.Context, cl *call) error {
+	if err := c.dataRaw.Write(cl.write); err != nil {
 		return err
 	}
-	if werr != unix.EAGAIN {
-		return werr
+	if cl.werr != unix.EAGAIN {
+		return cl.werr
 	}
 	if h := testHookSendBlocked; h != nil {
 		h()
@@ -894,11 +982,11 @@ func (c *Client) send(ctx context.Context, b []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := c.dataRaw.Write(write); err != nil {
+		if err := c.dataRaw.Write(cl.write); err != nil {
 			return err
 		}
-		if werr != unix.EAGAIN {
-			return werr
+		if cl.werr != unix.EAGAIN {
+			return cl.werr
 		}
 	}
 }
@@ -907,7 +995,8 @@ func (c *Client) send(ctx context.Context, b []byte) error {
 // directed-route SMP) and copies the reply into resp. It rewrites the low
 // 32 bits of the TID. ibsim's status 110 (dropped or unroutable) and an
 // expired ctx or cfg.Timeout (when ctx has no deadline) are
-// transport.ErrTimeout; after Close it returns transport.ErrClosed. All
+// transport.ErrTimeout; the deadline holds (about 5 ms late at most) for a
+// ctx whose Done channel does not close at its deadline; after Close it returns transport.ErrClosed. All
 // errors are *transport.OpError.
 func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
 	if len(req) < MADSize || len(resp) < MADSize {
@@ -919,7 +1008,14 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	default:
 	}
 	cl := callPool.Get().(*call)
-	cl.done = make(chan struct{})
+	cl.expired = false
+	if d, ok := ctx.Deadline(); ok {
+		// Enforced here too: a ctx may carry a deadline without a timer
+		// behind its Done channel.
+		cl.deadline = d.UnixNano()
+	} else {
+		cl.deadline = time.Now().Add(c.cfg.timeout()).UnixNano()
+	}
 	lo := c.tid.Add(1)
 
 	out := cl.out[:]
@@ -951,7 +1047,7 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	c.pending[lo] = cl
 	c.mu.Unlock()
 
-	if err := c.send(ctx, out); err != nil {
+	if err := c.send(ctx, cl); err != nil {
 		if !c.forget(lo, cl) {
 			<-cl.done // the reply came anyway
 			callPool.Put(cl)
@@ -967,14 +1063,10 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		return c.opErr("send", err)
 	}
 
-	var timeout <-chan time.Time
-	if _, ok := ctx.Deadline(); !ok {
-		t := time.NewTimer(c.cfg.timeout())
-		defer t.Stop()
-		timeout = t.C
-	}
+	got := false // the token on cl.done was taken
 	select {
 	case <-cl.done:
+		got = true
 	case <-ctx.Done():
 		if !c.forget(lo, cl) {
 			break // the reply won the race
@@ -983,11 +1075,6 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 			return c.opErr("exchange", transport.ErrTimeout)
 		}
 		return c.opErr("exchange", ctx.Err())
-	case <-timeout:
-		if !c.forget(lo, cl) {
-			break
-		}
-		return c.opErr("exchange", transport.ErrTimeout)
 	case <-c.closed:
 		if !c.forget(lo, cl) {
 			break
@@ -1004,7 +1091,13 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		}
 		return c.opErr("recv", c.readErr)
 	}
-	<-cl.done
+	if !got {
+		<-cl.done
+	}
+	if cl.expired {
+		callPool.Put(cl)
+		return c.opErr("exchange", transport.ErrTimeout)
+	}
 	status := be.Uint32(cl.buf[16:])
 	copy(resp[:MADSize], cl.buf[32:])
 	callPool.Put(cl)
@@ -1017,8 +1110,8 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	return c.opErr("exchange", fmt.Errorf("%w: ibsim status %d", ErrBadReply, status))
 }
 
-// forget removes a pending call; false means the reader already took it
-// (and will close cl.done).
+// forget removes a pending call; false means the reader or the janitor
+// already took it (and sends on cl.done).
 func (c *Client) forget(lo uint32, cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -221,3 +221,79 @@ func TestRefusalReasons(t *testing.T) {
 	}
 	allSlotsFree(t, s)
 }
+
+// Abort writes DISCONNECT at once, and only once: a Close afterwards
+// must not release the slot again (ibsim may have given it to someone
+// else since).
+func TestAbortReleasesOnce(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet, ibsimtest.WithConsole())
+	c := dial(t, s, "")
+	Abort()
+	if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
+		t.Fatalf("slot still taken after Abort:\n%s", out)
+	}
+	d := dial(t, s, "Hca1")
+	if d.Slot() != c.Slot() {
+		t.Fatalf("the next client got slot %d, not the freed %d", d.Slot(), c.Slot())
+	}
+	c.Close()
+	if out := s.Console(t, "Attached"); !strings.Contains(out, `"Hca1"`) {
+		t.Fatalf("Close after Abort released the slot of the next client:\n%s", out)
+	}
+}
+
+// Abort while CONNECT waits for a stopped ibsim hands the CONNECT to a
+// lingerer, as giving up does.
+func TestAbortDuringConnect(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet, ibsimtest.WithConsole())
+	lingerers := make(chan *os.Process, 1)
+	testHookLinger = func(p *os.Process) { lingerers <- p }
+	testHookCtlSent = func(t CtlType) {
+		if t == CtlConnect {
+			go Abort()
+		}
+	}
+	defer func() { testHookLinger, testHookCtlSent = nil, nil }()
+	syscall.Kill(s.PID(), syscall.SIGSTOP)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := Dial(ctx, Config{SockName: s.SockName})
+	testHookCtlSent = nil
+	syscall.Kill(s.PID(), syscall.SIGCONT)
+	if err == nil {
+		t.Fatal("Dial succeeded after Abort")
+	}
+	select {
+	case p := <-lingerers:
+		waitProcess(t, p)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no lingerer took the CONNECT (Dial: %v)", err)
+	}
+	if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
+		t.Fatalf("slot still taken:\n%s", out)
+	}
+	allSlotsFree(t, s)
+}
+
+// Inet mode: with nothing on the port, Dial fails at once too (the ICMP
+// error comes back within the CONNECT exchange).
+func TestDialNoSimulatorInet(t *testing.T) {
+	// A port nobody listens on: bind one, note it, close it.
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+	sa, _ := syscall.Getsockname(fd)
+	syscall.Close(fd)
+	port := sa.(*syscall.SockaddrInet4).Port
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Dial(ctx, Config{ServerName: "127.0.0.1", ServerPort: uint16(port)})
+	if !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "ibsim -r") {
+		t.Fatalf("Dial: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Dial waited for its ctx")
+	}
+}

@@ -90,8 +90,10 @@ func FuzzReader(f *testing.F) {
 		defer stopReader(t, c, peer)
 
 		const lo = 7
-		cl := &call{done: make(chan struct{})}
+		cl := newCall()
+		c.mu.Lock()
 		c.pending[lo] = cl
+		c.mu.Unlock()
 		var sent [][]byte
 		size := (len(data) + parts - 1) / parts
 		for i := 0; i < parts; i++ {

@@ -143,7 +143,7 @@ var seq atomic.Uint32
 func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	t.Helper()
 	Require(t)
-	o := options{timeout: 10 * time.Second}
+	o := options{timeout: time.Minute} // generous: a busy machine starts ibsim slowly
 	for _, f := range opts {
 		f(&o)
 	}
@@ -289,7 +289,7 @@ func (s *Sim) Console(t testing.TB, command string) string {
 	if _, err := s.fifo.WriteString(command + "\n"); err != nil {
 		t.Fatalf("console %q: %v", command, err)
 	}
-	out, err := s.waitPrompt(start, 10*time.Second)
+	out, err := s.waitPrompt(start, time.Minute)
 	if err != nil {
 		t.Fatalf("console %q: %v\n%s", command, err, s.Log())
 	}

@@ -33,7 +33,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string) {
 	}
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "opensm.log")
-	cmd := exec.Command(bin, "-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "--dump_files_dir", dir)
+	cmd := exec.Command(bin, "-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -425,7 +425,9 @@ func (s *Sim) RunOpenSM(t testing.TB, host, dumpDir string, extraArgs ...string)
 	}
 	tmp := t.TempDir()
 	logPath := filepath.Join(tmp, "opensm.log")
-	args := []string{"--once", "-F", "/dev/null", "-f", logPath, "-D", "0x43", "--dump_files_dir", dumpDir}
+	// -t: a MAD timeout five times OpenSM's 200 ms default, so a busy
+	// machine does not make it give up on a live node.
+	args := []string{"--once", "-F", "/dev/null", "-f", logPath, "-D", "0x43", "-t", OpenSMTimeoutMS, "--dump_files_dir", dumpDir}
 	args = append(args, extraArgs...)
 	env := []string{"OSM_TMP_DIR=" + tmp, "OSM_CACHE_DIR=" + tmp}
 	out, errOut, exit := s.run(t, host, env, bin, args...)
@@ -435,6 +437,9 @@ func (s *Sim) RunOpenSM(t testing.TB, host, dumpDir string, extraArgs ...string)
 	}
 	return log
 }
+
+// OpenSMTimeoutMS is the transaction timeout (-t) RunOpenSM gives OpenSM.
+const OpenSMTimeoutMS = "1000"
 
 // WriteNetFile writes a net file into a fresh temp dir and returns its path.
 func WriteNetFile(t testing.TB, content string) string {

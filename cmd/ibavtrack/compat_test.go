@@ -37,7 +37,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 	}
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "opensm.log")
-	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "--dump_files_dir", dir}, extraArgs...)...)
+	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)...)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -55,7 +55,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 		case <-time.After(10 * time.Second):
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a condition polled, generously
 	for {
 		b, _ := os.ReadFile(logPath)
 		if bytes.Contains(b, []byte("SUBNET UP")) {
@@ -67,7 +67,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("opensm: no SUBNET UP after 30s\nlog:\n%s", b)
+			t.Fatalf("opensm: no SUBNET UP after 2 minutes\nlog:\n%s", b)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -143,7 +143,7 @@ var seq atomic.Uint32
 func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	t.Helper()
 	Require(t)
-	o := options{timeout: 10 * time.Second}
+	o := options{timeout: time.Minute} // generous: a busy machine starts ibsim slowly
 	for _, f := range opts {
 		f(&o)
 	}
@@ -289,7 +289,7 @@ func (s *Sim) Console(t testing.TB, command string) string {
 	if _, err := s.fifo.WriteString(command + "\n"); err != nil {
 		t.Fatalf("console %q: %v", command, err)
 	}
-	out, err := s.waitPrompt(start, 10*time.Second)
+	out, err := s.waitPrompt(start, time.Minute)
 	if err != nil {
 		t.Fatalf("console %q: %v\n%s", command, err, s.Log())
 	}
@@ -425,7 +425,9 @@ func (s *Sim) RunOpenSM(t testing.TB, host, dumpDir string, extraArgs ...string)
 	}
 	tmp := t.TempDir()
 	logPath := filepath.Join(tmp, "opensm.log")
-	args := []string{"--once", "-F", "/dev/null", "-f", logPath, "-D", "0x43", "--dump_files_dir", dumpDir}
+	// -t: a MAD timeout five times OpenSM's 200 ms default, so a busy
+	// machine does not make it give up on a live node.
+	args := []string{"--once", "-F", "/dev/null", "-f", logPath, "-D", "0x43", "-t", OpenSMTimeoutMS, "--dump_files_dir", dumpDir}
 	args = append(args, extraArgs...)
 	env := []string{"OSM_TMP_DIR=" + tmp, "OSM_CACHE_DIR=" + tmp}
 	out, errOut, exit := s.run(t, host, env, bin, args...)
@@ -435,6 +437,9 @@ func (s *Sim) RunOpenSM(t testing.TB, host, dumpDir string, extraArgs ...string)
 	}
 	return log
 }
+
+// OpenSMTimeoutMS is the transaction timeout (-t) RunOpenSM gives OpenSM.
+const OpenSMTimeoutMS = "1000"
 
 // WriteNetFile writes a net file into a fresh temp dir and returns its path.
 func WriteNetFile(t testing.TB, content string) string {

@@ -862,7 +862,13 @@ func TestSIGINTReleasesSlot(t *testing.T) {
 		if out := s.Console(t, "Attached"); !strings.Contains(out, "Client ") {
 			t.Errorf("round %d: sigclient not attached:\n%s", round, out)
 		}
-		time.Sleep(50 * time.Millisecond) // mid-run: Exchanges are flowing
+		// Mid-run: signal once the first Exchange is done (a fixed
+		// sleep could come before it: "closed 0").
+		if !sc.Scan() || sc.Text() != "exchanging" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: sigclient did not start exchanging: %q %s", round, sc.Text(), stderr.String())
+		}
 		cmd.Process.Signal(os.Interrupt)
 		var last string
 		for sc.Scan() {

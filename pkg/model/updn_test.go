@@ -78,3 +78,28 @@ func TestUpDnGiveUp(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkComputeUpDn and BenchmarkComputeDnUp: the updn and dnup
+// tables of the radix-36 fat tree of BenchmarkComputeHops (1620
+// switches; updn includes its min-hop pass).
+func BenchmarkComputeUpDn(b *testing.B) {
+	f := fatTree(b, 36, 36)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ComputeUpDn(f); !ok {
+			b.Fatal("no roots")
+		}
+	}
+}
+
+func BenchmarkComputeDnUp(b *testing.B) {
+	f := fatTree(b, 36, 36)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ComputeDnUp(f); !ok {
+			b.Fatal("no leaves")
+		}
+	}
+}

@@ -49,21 +49,9 @@ func ComputeUpDn(f *Fabric) (h *HopTables, ok bool) {
 	links := h.switchLinks()
 	h.rank(nodes, links)
 	h.clearHops()
-	dir := func(cur, rem *udNode) udDir {
-		switch {
-		case cur.rank == 0 && rem.rank == 0:
-			return dirUp
-		case cur.rank < rem.rank:
-			return dirDown
-		case cur.rank > rem.rank:
-			return dirUp
-		case cur.id > rem.id:
-			return dirUp
-		}
-		return dirDown
-	}
+	var queue []int
 	for i := range h.switches {
-		h.upDownSearch(i, nodes, links, dirUp, dir, func(cur, next udDir) bool { return cur == dirDown && next == dirUp })
+		queue = h.upDownSearch(i, nodes, links, false, queue)
 	}
 	return h, true
 }
@@ -93,19 +81,9 @@ func ComputeDnUp(f *Fabric) (h *HopTables, ok bool) {
 	}
 	links := h.switchLinks()
 	h.rank(nodes, links)
-	dir := func(cur, rem *udNode) udDir {
-		switch {
-		case cur.rank == 0 && rem.rank == 0:
-			return dirEqual
-		case cur.rank < rem.rank:
-			return dirDown
-		case cur.rank > rem.rank:
-			return dirUp
-		}
-		return dirEqual
-	}
+	var queue []int
 	for i := range h.switches {
-		h.upDownSearch(i, nodes, links, dirDown, dir, func(cur, next udDir) bool { return cur == dirUp && next == dirDown })
+		queue = h.upDownSearch(i, nodes, links, true, queue)
 	}
 	return h, true
 }
@@ -214,30 +192,70 @@ func (h *HopTables) clearHops() {
 	}
 }
 
-// upDownSearch is updn_bfs_by_node / dnup_bfs_by_node from switch start:
-// its LID gets 0 hops at port 0, then each switch taken from the queue
-// offers its least hop count + 1 to every neighbour switch over a legal
-// turn; a neighbour port whose entry gets lower is set, and the neighbour
-// queued with the step's direction unless it is already queued.
-func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, first udDir, dir func(cur, rem *udNode) udDir, illegal func(cur, next udDir) bool) {
+// updnDir is updn_get_dir: the direction of a step from cur to rem.
+func updnDir(cur, rem *udNode) udDir {
+	switch {
+	case cur.rank == 0 && rem.rank == 0:
+		return dirUp
+	case cur.rank < rem.rank:
+		return dirDown
+	case cur.rank > rem.rank:
+		return dirUp
+	case cur.id > rem.id:
+		return dirUp
+	}
+	return dirDown
+}
+
+// dnupDir is dnup_get_dir.
+func dnupDir(cur, rem *udNode) udDir {
+	switch {
+	case cur.rank == 0 && rem.rank == 0:
+		return dirEqual
+	case cur.rank < rem.rank:
+		return dirDown
+	case cur.rank > rem.rank:
+		return dirUp
+	}
+	return dirEqual
+}
+
+// upDownSearch is updn_bfs_by_node (dnup false) or dnup_bfs_by_node
+// (dnup true) from switch start: its LID gets 0 hops at port 0, then
+// each switch taken from the queue offers its least hop count + 1 to
+// every neighbour switch over a legal turn (updn: never down then up;
+// dnup: never up then down); a neighbour port whose entry gets lower is
+// set, and the neighbour queued with the step's direction unless it is
+// already queued. queue is scratch space, returned for reuse.
+func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, dnup bool, queue []int) []int {
 	lid := h.switches[start].SMALID()
 	h.setHops(start, lid, 0, 0)
 	row := int(h.index[lid]) - 1 // the LID's row in every matrix
-	nodes[start].dir = first
-	queue := []int{start}
-	for len(queue) > 0 {
-		u := queue[0]
-		queue = queue[1:]
+	nodes[start].dir = dirUp
+	if dnup {
+		nodes[start].dir = dirDown
+	}
+	queue = append(queue[:0], start)
+	for head := 0; head < len(queue); head++ {
+		u := queue[head]
 		nodes[u].visited = false
 		cur := nodes[u].dir
 		mu := &h.mats[u]
+		least := mu.data[row*mu.width]
 		for _, l := range links[u] {
 			r := l.peer
-			next := dir(&nodes[u], &nodes[r])
-			if illegal(cur, next) {
-				continue
+			var next udDir
+			if dnup {
+				next = dnupDir(&nodes[u], &nodes[r])
+				if cur == dirUp && next == dirDown {
+					continue
+				}
+			} else {
+				next = updnDir(&nodes[u], &nodes[r])
+				if cur == dirDown && next == dirUp {
+					continue
+				}
 			}
-			least := mu.data[row*mu.width]
 			mr := &h.mats[r]
 			if l.remotePort >= mr.width {
 				continue
@@ -256,6 +274,7 @@ func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, fi
 			}
 		}
 	}
+	return queue
 }
 
 // setHops stores v for (lid, port) of switch i and lowers column 0

@@ -78,3 +78,94 @@ func TestUpDnGiveUp(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkComputeUpDn and BenchmarkComputeDnUp: the updn and dnup
+// tables of the radix-36 fat tree of BenchmarkComputeHops (1620
+// switches; updn includes its min-hop pass).
+func BenchmarkComputeUpDn(b *testing.B) {
+	f := fatTree(b, 36, 36)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ComputeUpDn(f); !ok {
+			b.Fatal("no roots")
+		}
+	}
+}
+
+func BenchmarkComputeDnUp(b *testing.B) {
+	f := fatTree(b, 36, 36)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ComputeDnUp(f); !ok {
+			b.Fatal("no leaves")
+		}
+	}
+}
+
+// FuzzUpDn builds switch fabrics from ops (links between up to 12
+// switches; a CA on the switches named by the high bit) and checks the
+// updn and dnup tables' invariants: column 0 is the least of the ports'
+// entries (0 for a switch's own LID), entries are hop counts or NoPath,
+// and dnup gives up exactly when no switch has a CA.
+func FuzzUpDn(f *testing.F) {
+	f.Add(uint8(4), []byte{0x80, 1, 1, 2, 2, 3, 0x83, 0})
+	f.Add(uint8(6), []byte{0x80, 1, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 0x85, 0, 0x81, 0x83})
+	f.Add(uint8(1), []byte{0, 0})
+	f.Fuzz(func(t *testing.T, nsw uint8, ops []byte) {
+		n := int(nsw%12) + 1
+		b := newBuilder(t)
+		sws := make([]*Node, n)
+		for i := range sws {
+			sws[i] = b.sw(uint64(i*37%13+1)<<56|uint64(i), 8, 0)
+		}
+		used := make([]int, n)
+		cas := 0
+		for k := 0; k+1 < len(ops); k += 2 {
+			x, y := int(ops[k]&0x7F)%n, int(ops[k+1]&0x7F)%n
+			if ops[k]&0x80 != 0 && used[x] < 7 {
+				used[x]++
+				ca := b.ca(0xCA00000000000000|uint64(k), 1, 0)
+				b.link(sws[x], used[x], ca, 1)
+				cas++
+				continue
+			}
+			if used[x] >= 7 || used[y] >= 7 || (x == y && used[x] >= 6) {
+				continue
+			}
+			used[x]++
+			px := used[x]
+			used[y]++
+			b.link(sws[x], px, sws[y], used[y])
+		}
+		for name, compute := range map[string]func(*Fabric) (*HopTables, bool){"updn": ComputeUpDn, "dnup": ComputeDnUp} {
+			h, ok := compute(b.f)
+			if name == "dnup" && ok != (cas > 0) {
+				t.Fatalf("dnup ok %v with %d CAs", ok, cas)
+			}
+			for _, sw := range h.Switches() {
+				m := h.Matrix(sw)
+				for _, other := range h.Switches() {
+					row := m.Row(other.SMALID())
+					if row == nil {
+						t.Fatalf("%s: no row for a switch LID", name)
+					}
+					least := NoPath
+					for p := 1; p < len(row); p++ {
+						if row[p] != NoPath && row[p] >= 64 {
+							t.Fatalf("%s: entry %d", name, row[p])
+						}
+						least = min(least, row[p])
+					}
+					if other == sw {
+						least = 0
+					}
+					if row[0] != least {
+						t.Fatalf("%s: %#x to %#x: column 0 %d, least of the ports %d (%v)", name, sw.GUID(), other.GUID(), row[0], least, row)
+					}
+				}
+			}
+		}
+	})
+}

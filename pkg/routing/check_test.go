@@ -291,6 +291,7 @@ func FuzzCheck(f *testing.F) {
 			tab[lid] = v
 		}
 		res := routing.Check(r.f, tabs, r.hops)
+		routed := routing.RoutedHops(r.f, tabs)
 		broken, longer := 0, 0
 		kinds := map[error]int{}
 		for _, sw := range sws {
@@ -300,6 +301,14 @@ func FuzzCheck(f *testing.F) {
 					continue
 				}
 				hops, _, err := routing.Trace(r.f, tabs, sw.Port(0), uint16(l))
+				// The routed tables hold the length of the same route.
+				want := model.NoPath
+				if err == nil {
+					want = uint8(len(hops))
+				}
+				if got := routed.Matrix(sw).LeastHops(uint16(l)); got != want {
+					t.Fatalf("RoutedHops %s to LID %d: %d, Trace %d (%v)", sw.Description(), l, got, want, err)
+				}
 				if err != nil {
 					broken++
 					var re *routing.RouteError

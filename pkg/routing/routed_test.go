@@ -84,3 +84,17 @@ func TestParseEngine(t *testing.T) {
 		t.Error("fattree accepted")
 	}
 }
+
+// BenchmarkRoutedHops: the routed tables (dfsssp's matrix) of a
+// radix-16 three-level fat tree routed by the embedded SM.
+func BenchmarkRoutedHops(b *testing.B) {
+	r := load(b, "fattree:levels=3,radix=16")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if h := routing.RoutedHops(r.f, r.tabs); len(h.Switches()) == 0 {
+			b.Fatal("no switches")
+		}
+	}
+	b.ReportMetric(float64(len(r.f.Switches())), "switches")
+}

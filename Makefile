@@ -3,7 +3,7 @@
 #   make demo    ibdiscover on the bundled demo fabric (embedded simulator)
 #   make test    install the real tools if missing (apt-get), then every test
 #   make bench   Go benchmarks, summarised as a table
-#   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
+#   make bench-ibsim  ibdiscover vs ibnetdiscover (and a bare client) on ibsim fabrics of 2,144 and 324 nodes
 #   make fuzz    run every fuzz target for FUZZTIME each
 #   make install PREFIX=/usr/local   binaries and man pages
 

@@ -167,7 +167,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		w.Sent = time.Now()
 		var expired bool
 		if wc != nil {
-			wc.arm(wait)
+			wc.arm(w.Sent, wait)
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
 			expired = wc.disarm()
 		} else {
@@ -176,9 +176,10 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			expired = actx.Err() != nil && ctx.Err() == nil
 			cancel()
 		}
-		rtt := time.Since(w.Sent)
+		end := time.Now()
+		rtt := end.Sub(w.Sent)
 		if err == nil {
-			q.lastOK.Store(time.Now().UnixNano())
+			q.lastOK.Store(end.UnixNano())
 		}
 		if q.Window != nil {
 			// A timeout with no answer at all since the SMP was sent is a

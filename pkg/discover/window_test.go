@@ -86,7 +86,7 @@ func TestWorkerCtx(t *testing.T) {
 	if _, ok := c.Deadline(); ok {
 		t.Error("idle worker context has a deadline")
 	}
-	c.arm(time.Millisecond)
+	c.arm(time.Now(), time.Millisecond)
 	if _, ok := c.Deadline(); !ok {
 		t.Error("armed worker context has no deadline")
 	}
@@ -100,7 +100,7 @@ func TestWorkerCtx(t *testing.T) {
 	if c.Err() != nil {
 		t.Errorf("after disarm: %v", c.Err())
 	}
-	c.arm(time.Hour)
+	c.arm(time.Now(), time.Hour)
 	ran := make(chan struct{})
 	stop := context.AfterFunc(c, func() { close(ran) })
 	defer stop()
@@ -113,7 +113,7 @@ func TestWorkerCtx(t *testing.T) {
 	if !errors.Is(c.Err(), context.Canceled) {
 		t.Errorf("after the parent's cancel: %v", c.Err())
 	}
-	c.arm(time.Hour)
+	c.arm(time.Now(), time.Hour)
 	if c.disarm(); !errors.Is(c.Err(), context.Canceled) {
 		t.Errorf("cancelled context came back: %v", c.Err())
 	}

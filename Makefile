@@ -5,7 +5,7 @@
 #   make cross   go build and go vet for every other supported GOOS/GOARCH
 #   make test-stress  the tests STRESS_RUNS times (5) under 3 CPU-bound processes
 #   make bench   Go benchmarks, summarised as a table
-#   make bench-ibsim  ibdiscover vs ibnetdiscover on a 2,000+-node ibsim fabric
+#   make bench-ibsim  ibdiscover vs ibnetdiscover (and a bare client) on ibsim fabrics of 2,144 and 324 nodes
 #                     (and ibavtrack errors vs ibqueryerrors on the same size)
 #   make fuzz    run every fuzz target for FUZZTIME each
 #   make install PREFIX=/usr/local   binaries, man pages, bash and zsh completions

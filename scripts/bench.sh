@@ -1,6 +1,9 @@
 #!/bin/sh
-# bench.sh: run the Go benchmarks (codec, engine, hop matrix, renderers)
-# with -benchmem and print them as a table. BENCHTIME may be set.
+# bench.sh: run the Go benchmarks (codec, engine, the window under the
+# simulator's latency model against fixed windows and the fabric's
+# physical bound (BenchmarkLatencyModel: bound-ms, x-bound), hop matrix,
+# the embedded SM, renderers) with -benchmem and print them as a table.
+# BENCHTIME may be set.
 set -eu
 cd "$(dirname "$0")/.."
 out=$(mktemp)

@@ -113,10 +113,10 @@ func (c *workerCtx) closeLocked(err error) {
 	c.funcs = c.funcs[:0]
 }
 
-// arm starts an attempt that must end within d.
-func (c *workerCtx) arm(d time.Duration) {
+// arm starts an attempt, begun at now, that must end within d.
+func (c *workerCtx) arm(now time.Time, d time.Duration) {
 	c.mu.Lock()
-	c.armed, c.dl = true, time.Now().Add(d)
+	c.armed, c.dl = true, now.Add(d)
 	c.mu.Unlock()
 	c.timer.Reset(d)
 }

@@ -39,6 +39,7 @@ type Querier struct {
 	// times after that.
 	FixedTimeout bool
 
+	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
 	rttvar  atomic.Int64 // round-trip variation, ns
 	smps    atomic.Int64
@@ -166,7 +167,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		w.Sent = time.Now()
 		var expired bool
 		if wc != nil {
-			wc.arm(wait)
+			wc.arm(w.Sent, wait)
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
 			expired = wc.disarm()
 		} else {
@@ -175,9 +176,19 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			expired = actx.Err() != nil && ctx.Err() == nil
 			cancel()
 		}
-		rtt := time.Since(w.Sent)
+		end := time.Now()
+		rtt := end.Sub(w.Sent)
+		if err == nil {
+			q.lastOK.Store(end.UnixNano())
+		}
 		if q.Window != nil {
-			q.Window.release(w.Sent, rtt, err != nil && (expired || errors.Is(err, transport.ErrTimeout)))
+			// A timeout with no answer at all since the SMP was sent is a
+			// stall (a descheduled peer or requester), not a loss on the
+			// way: other SMPs in flight would have come back. It does not
+			// shrink the window.
+			lost := err != nil && (expired || errors.Is(err, transport.ErrTimeout)) &&
+				q.lastOK.Load() >= w.Sent.UnixNano()
+			q.Window.release(w.Sent, rtt, lost)
 		}
 		if err == nil {
 			q.sample(rtt)

@@ -138,10 +138,10 @@ func TestSharedIBSim(t *testing.T) {
 	// no longer reads the tool's requests. SIGINT still ends the run.
 	t.Run("console X", func(t *testing.T) {
 		p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-s", "-t", "60000")...)
-		p.waitLines(t, 20)
+		p.waitEvent(t, "node")
 		slot := attachedSlot(t, s)
 		if slot < 0 {
-			t.Fatal("the run is not attached after 20 progress lines")
+			t.Fatal("the run is not attached after the start node answered")
 		}
 		s.Console(t, fmt.Sprintf("X %d", slot))
 		p.cmd.Process.Signal(os.Interrupt)

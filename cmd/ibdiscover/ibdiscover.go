@@ -52,7 +52,7 @@ EXIT STATUS:
 func newApp(stdout, stderr io.Writer) *cli.App {
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "full", Aliases: []string{"f"}, Usage: "append raw speed, width and VL capability codes to port lines"},
-		&cli.BoolFlag{Name: "max_hops", Aliases: []string{"m"}, Usage: "report max hops discovered and SMPs used in the header"},
+		&cli.BoolFlag{Name: "max_hops", Aliases: []string{"m"}, Usage: "report max hops discovered and the MADs ibnetdiscover uses on this fabric in the header (the SMPs ibdiscover sent go to stderr)"},
 		&cli.BoolFlag{Name: "show", Aliases: []string{"s"}, Usage: "print ibnetdiscover's progress lines on stderr"},
 		&cli.StringFlag{Name: "from", Usage: "start at the node at directed route `PATH` (0,p1,p2,...)"},
 		&cli.IntFlag{Name: "hops", Value: -1, Usage: "discover only nodes at most `N` hops from the start node (0..63)", DefaultText: "no limit"},
@@ -201,6 +201,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if cliapp.TestHooked() {
 			cfg.Progress = func(p discover.Progress) { cliapp.TestEvent("node"); prog.Node(p) }
 		}
+		cfg.IBNetDiscoverProgress = prog.Replayed
 		cfg.Sent = prog.SMP
 		res, err = discover.Discover(c.Context, fab, cfg)
 		prog.Done()
@@ -216,7 +217,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		Full:           c.Bool("full"),
 		MaxHops:        c.Bool("max_hops"),
 		HopsDiscovered: res.MaxHops,
-		MADs:           res.SMPs,
+		MADs:           headerMADs(res, c.String("load-cache") != ""),
 		Generated:      time.Now(),
 		Name:           namer,
 		Group:          c.Bool("grouping"),
@@ -288,6 +289,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(code, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
+	if c.Bool("max_hops") && c.String("load-cache") == "" {
+		fmt.Fprintf(stderr, "ibdiscover: %d SMPs sent (%d retries); ibnetdiscover sends %d on this fabric\n", res.SMPs, res.Retries, res.IBNetDiscover.SMPs)
+	}
 	var files []string // the files holding the fabric (with -p the topology file is empty)
 	for _, f := range []*outfile.File{outF, cacheF} {
 		if f != nil && (f != outF || sel.kind != outPorts) {
@@ -295,6 +299,17 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	return report(stderr, s, res, paint, files)
+}
+
+// headerMADs is -m's "Total MADs used": the SMPs ibnetdiscover sends on
+// the discovered fabric (the replay of libibnetdisc predicts it exactly
+// when every SMP is answered), so the header stays ibnetdiscover's byte
+// for byte; 0 for a loaded cache, as ibnetdiscover --load-cache prints.
+func headerMADs(res *discover.Result, loaded bool) int64 {
+	if loaded {
+		return res.SMPs
+	}
+	return int64(res.IBNetDiscover.SMPs)
 }
 
 func wasWere(n int) string {

@@ -171,7 +171,7 @@ func TestSharedIBSim(t *testing.T) {
 		// find its slot; a run that ends first anyway is tried again.
 		for attempt := 0; ; attempt++ {
 			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-s", "-o", "1", "-t", "60000")...)
-			p.waitLines(t, 20)
+			p.waitEvent(t, "node")
 			slot := attachedSlot(t, s)
 			if slot < 0 {
 				code := p.wait(t)

@@ -112,15 +112,28 @@ func TestCompatCache(t *testing.T) {
 	ibsimtest.Require(t)
 	dir := t.TempDir()
 	caches := map[string]cacheSet{}
-	for _, fab := range []struct{ tag, file, osmHost string }{
-		{"4hca", ibsimtest.ExampleNet + "/net.2sw2path4hca", "Hca1"},
-		{"2port", ibsimtest.ExampleNet + "/net.2sw2path4hca2port", "Hca1"},
-		{"mixed", "../../testdata/fabrics/mixed.net", "hostA mlx5_0"},
-		{"diffa", "testdata/diff-a.net", "Hca1"},
-		{"diffb", "testdata/diff-b.net", "Hca1"},
+	big := []ibsimtest.Option{ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536)}
+	for _, fab := range []struct {
+		tag, file, osmHost string
+		opts               []ibsimtest.Option
+	}{
+		{"4hca", ibsimtest.ExampleNet + "/net.2sw2path4hca", "Hca1", nil},
+		{"2port", ibsimtest.ExampleNet + "/net.2sw2path4hca2port", "Hca1", nil},
+		{"mixed", "../../testdata/fabrics/mixed.net", "hostA mlx5_0", nil},
+		{"diffa", "testdata/diff-a.net", "Hca1", nil},
+		{"diffb", "testdata/diff-b.net", "Hca1", nil},
+		// libibnetdisc reaches SwB through the EDR port 5 after reading
+		// the QDR port 3's Mellanox ExtendedPortInfo.
+		{"mlnxpar", "../../testdata/fabrics/mlnxpar.net", "host1", nil},
+		// 1,312 nodes, radix 36, three levels: the port hash buckets hold
+		// many switches' ports, interleaved in PortInfo answer order.
+		{"ft1312", generated(t, "fattree:levels=3,radix=36,hosts=12,leaves=8,pods=5"), "", big},
 	} {
-		sim := ibsimtest.Start(t, abs(t, fab.file))
+		sim := ibsimtest.Start(t, abs(t, fab.file), fab.opts...)
 		caches[fab.tag+"-nolid"] = makeCaches(t, sim, dir, fab.tag+"-nolid")
+		if fab.osmHost == "" {
+			continue
+		}
 		sim.RunOpenSM(t, fab.osmHost, t.TempDir())
 		caches[fab.tag] = makeCaches(t, sim, dir, fab.tag)
 	}

@@ -45,9 +45,15 @@ func New(w io.Writer, lines bool) *Reporter {
 // SMP counts one SMP sent.
 func (r *Reporter) SMP() { r.smps.Add(1) }
 
-// Node takes one NodeInfo answer.
+// Node takes one NodeInfo answer as discovery goes (it feeds the bar).
 func (r *Reporter) Node(p discover.Progress) {
 	r.nodes.Store(int64(p.Nodes))
+}
+
+// Replayed prints one of ibnetdiscover's -s lines when lines were asked
+// for (they come from the replay of ibnetdiscover's discovery, see
+// discover.Config.IBNetDiscoverProgress).
+func (r *Reporter) Replayed(p discover.Progress) {
 	if !r.lines {
 		return
 	}
@@ -72,16 +78,11 @@ func Line(p discover.Progress) []byte {
 	b = fmt.Appendf(b, "%016x", p.Node.GUID())
 	b = append(b, "} portnum "...)
 	b = strconv.AppendUint(b, uint64(p.Port), 10)
-	lo, hi, desc := uint16(0), uint16(0), ""
-	if !p.New {
-		var pp = p.Node.Port(int(p.Port))
-		if pp != nil && pp.HasInfo {
-			lo = pp.BaseLID()
-			hi = lo + uint16(1)<<pp.LMC() - 1
-			if lo == 0 {
-				hi = 0
-			}
-		}
+	// libibnetdisc prints base-base+2^LMC-1 of the port shell it holds.
+	lo := uint32(p.LID)
+	hi := lo + 1<<p.LMC - 1
+	desc := ""
+	if p.HasDesc {
 		desc = p.Node.Description()
 	}
 	b = append(b, " lid "...)

@@ -30,7 +30,7 @@ func TestLine(t *testing.T) {
 		want string
 	}{
 		{discover.Progress{Path: path, New: true, Node: n}, "DR path slid 0; dlid 0; 0,3 -> new Switch {0000000000200001} portnum 0 lid 0-0 \"\"\n"},
-		{discover.Progress{Path: path, Node: n}, "DR path slid 0; dlid 0; 0,3 -> known Switch {0000000000200001} portnum 0 lid 3-4 \"Switch2\"\n"},
+		{discover.Progress{Path: path, Node: n, LID: 3, LMC: 1, HasDesc: true}, "DR path slid 0; dlid 0; 0,3 -> known Switch {0000000000200001} portnum 0 lid 3-4 \"Switch2\"\n"},
 	}
 	for _, tt := range tests {
 		if got := string(Line(tt.p)); got != tt.want {

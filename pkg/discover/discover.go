@@ -106,6 +106,10 @@ type Config struct {
 	// Progress, when set, is called for every NodeInfo answer taken into
 	// the graph, in discovery order, from the discovering goroutine.
 	Progress func(Progress)
+	// IBNetDiscoverProgress, when set, receives ibnetdiscover -s's lines
+	// once discovery ends: the replay of libibnetdisc's discovery over
+	// what was found (see ReplayOptions.Progress).
+	IBNetDiscoverProgress func(Progress)
 	// Sent, when set, is called after every SMP sent (from any goroutine).
 	Sent func()
 	// Pool, when set, supplies the MAD buffers (its Outstanding count is
@@ -121,6 +125,12 @@ type Progress struct {
 	Port  uint8 // 0 for switches, else the port reached
 	Nodes int   // nodes found so far
 	SMPs  int64 // SMPs sent so far
+	// LID and LMC are the reached port's base LID and LMC as known when
+	// the answer came (0 for a new node), HasDesc whether the node's
+	// description was known then.
+	LID     uint16
+	LMC     uint8
+	HasDesc bool
 }
 
 // SMPError is an SMP that failed after its retries.
@@ -254,7 +264,7 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	res.Err = err
 	e.register()
 	res.Problems = e.problems
-	res.IBNetDiscover = OrderAsIBNetDiscover(e.fab, !cfg.NoMlnxEPI)
+	res.IBNetDiscover = ReplayIBNetDiscover(e.fab, ReplayOptions{MlnxEPI: !cfg.NoMlnxEPI, Progress: cfg.IBNetDiscoverProgress})
 	res.MaxHops = res.IBNetDiscover.MaxHops
 	return res, nil
 }
@@ -829,7 +839,14 @@ func (e *engine) progress(path smp.DRPath, isNew bool, n *model.Node, q uint8) {
 	if n.IsSwitch() {
 		port = 0
 	}
-	e.cfg.Progress(Progress{Path: path, New: isNew, Node: n, Port: port, Nodes: len(e.fab.Nodes), SMPs: e.q.SMPs()})
+	p := Progress{Path: path, New: isNew, Node: n, Port: port, Nodes: len(e.fab.Nodes), SMPs: e.q.SMPs()}
+	if !isNew {
+		if pp := n.Port(int(q)); pp != nil && pp.HasInfo {
+			p.LID, p.LMC = pp.BaseLID(), pp.LMC()
+		}
+		p.HasDesc = true
+	}
+	e.cfg.Progress(p)
 }
 
 // Distances returns the hop count of every node reachable from start over

@@ -1,6 +1,8 @@
 package discover
 
 import (
+	"encoding/binary"
+
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -58,23 +60,49 @@ func extSpeedActive(pp *model.PhysPort) uint8 {
 // Nodes the replay does not reach keep their relative order after the
 // others. epi says whether the Mellanox ExtendedPortInfo step is replayed.
 // It returns what ibnetdiscover would report on the same fabric.
+//
+// The replay also makes the fabric read as ibnetdiscover reads it: every
+// node it reaches gets ibnetdiscover's directed route (Node.Path), the
+// NodeInfo LocalPortNum (and, on a CA, PortGUID) of the port ibnetdiscover
+// enters it by, and on a switch the PortInfo LocalPortNum of that port;
+// f.PortHashOrder gets the order in which libibnetdisc enters the ports
+// into its port hash (the order of ibnetdiscover's cache).
 func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
+	return ReplayIBNetDiscover(f, ReplayOptions{MlnxEPI: epi})
+}
+
+// ReplayOptions tunes ReplayIBNetDiscover.
+type ReplayOptions struct {
+	// MlnxEPI replays the Mellanox ExtendedPortInfo step (ibnetdiscover's
+	// default).
+	MlnxEPI bool
+	// Progress, when set, receives ibnetdiscover -s's lines: one per
+	// NodeInfo answer in ibnetdiscover's order, "known" probes included,
+	// with the LIDs and description libibnetdisc knows at that moment.
+	Progress func(Progress)
+}
+
+// ReplayIBNetDiscover is OrderAsIBNetDiscover with options.
+func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	if f.From == nil {
 		return Replay{}
 	}
 	type kind uint8
 	const (
 		kNodeInfo kind = iota
+		kDesc
+		kSwitchInfo
 		kPortInfo
 		kEPI
 	)
 	type item struct {
-		k    kind
-		n    *model.Node
-		num  uint8
-		via  *model.PhysPort
-		init bool
-		d    int
+		k       kind
+		init    bool
+		retract bool
+		num     uint8
+		n       *model.Node
+		via     *model.PhysPort // NodeInfo: the port probed through; CA PortInfo: the port the CA was reached by
+		d       int32
 	}
 	// Per-node state, indexed by the node's Index (its position in
 	// f.Nodes before the reordering).
@@ -82,8 +110,17 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		n.Index = i
 	}
 	created := make([]bool, len(f.Nodes))
+	described := make([]bool, len(f.Nodes))
 	depth := make([]int32, len(f.Nodes))
 	entry := make([]uint8, len(f.Nodes))
+	paths := make([]smp.DRPath, len(f.Nodes))
+	// portBase[i]+p indexes port p of node i in hashed.
+	portBase := make([]int, len(f.Nodes)+1)
+	for i, n := range f.Nodes {
+		portBase[i+1] = portBase[i] + len(n.Ports)
+	}
+	hashed := make([]bool, portBase[len(f.Nodes)])
+	hashOrder := make([]*model.PhysPort, 0, len(hashed))
 	maxHops := int(f.From.Path.Len())
 	order := make([]*model.Node, 0, len(f.Nodes))
 	queue := make([]item, 0, 1024)
@@ -97,8 +134,10 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		}
 		if (n.IsSwitch() && pp.Num != entry[n.Index]) || (n == f.From && pp.Num == f.FromPort) {
 			d := int(depth[n.Index]) + 1
+			retract := false
 			if n == f.From && !n.IsSwitch() && d > 1 {
 				d = int(depth[n.Index]) - 1 // retracted from a CA start node
+				retract = true
 				if d+2 > maxHops {
 					maxHops = d + 2
 				}
@@ -106,8 +145,20 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 			if d > maxHops {
 				maxHops = d
 			}
-			queue = append(queue, item{k: kNodeInfo, via: pp, d: d})
+			queue = append(queue, item{k: kNodeInfo, via: pp, d: int32(d), retract: retract})
 		}
+	}
+	// lids is what libibnetdisc's port shell holds when a NodeInfo
+	// answer arrives: its base LID and LMC once its PortInfo was taken.
+	lids := func(n *model.Node, q uint8) (uint16, uint8) {
+		pp := n.Port(int(q))
+		if pp == nil || !hashed[portBase[n.Index]+int(q)] {
+			return 0, 0
+		}
+		if n.IsSwitch() {
+			return n.SMALID(), n.SMALMC()
+		}
+		return pp.BaseLID(), pp.LMC()
 	}
 	smps := 0
 	for head := 0; head < len(queue); head++ {
@@ -123,42 +174,75 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		case kNodeInfo:
 			var n *model.Node
 			var q uint8
+			var path smp.DRPath
 			if it.init {
 				n, q = f.From, f.FromPort
-				it.d = int(f.From.Path.Len())
+				it.d = int32(f.From.Path.Len())
+				path = f.From.Path
 			} else {
 				if it.via.Remote == nil {
 					continue
 				}
 				n, q = it.via.Remote.Node, it.via.Remote.Num
+				if it.retract {
+					path = paths[it.via.Node.Index].Retract()
+				} else {
+					var err error
+					if path, err = paths[it.via.Node.Index].Extend(it.via.Num); err != nil {
+						continue // libibnetdisc stops at 63 hops too
+					}
+				}
 			}
-			if !created[n.Index] {
+			isNew := !created[n.Index]
+			if o.Progress != nil {
+				p := Progress{Path: path, New: isNew, Node: n, Nodes: len(order), SMPs: int64(smps)}
+				if isNew {
+					p.Nodes++
+				} else {
+					p.LID, p.LMC = lids(n, q)
+					p.HasDesc = described[n.Index]
+				}
+				if !n.IsSwitch() {
+					p.Port = q
+				}
+				o.Progress(p)
+			}
+			if isNew {
 				created[n.Index] = true
 				entry[n.Index] = q
-				depth[n.Index] = int32(it.d)
+				depth[n.Index] = it.d
+				paths[n.Index] = path
 				order = append(order, n)
-				smps++ // NodeDescription
+				queue = append(queue, item{k: kDesc, n: n})
 				if n.IsSwitch() {
-					smps++ // SwitchInfo
-					queue = append(queue, item{k: kPortInfo, n: n, num: 0})
-				} else {
-					queue = append(queue, item{k: kPortInfo, n: n, num: q})
+					queue = append(queue, item{k: kSwitchInfo, n: n}, item{k: kPortInfo, n: n, num: 0})
 				}
-			} else if !n.IsSwitch() {
+			}
+			if !n.IsSwitch() {
 				queue = append(queue, item{k: kPortInfo, n: n, num: q})
 			}
+		case kDesc:
+			described[it.n.Index] = true
+		case kSwitchInfo:
 		case kPortInfo:
 			pp := it.n.Port(int(it.num))
 			if pp == nil || !pp.HasInfo {
 				continue
 			}
+			if h := portBase[it.n.Index] + int(it.num); !hashed[h] {
+				hashed[h] = true
+				hashOrder = append(hashOrder, pp)
+			}
 			if it.n.IsSwitch() && it.num == 0 {
+				if o.MlnxEPI && wantsMlnxEPI(pp) {
+					queue = append(queue, item{k: kEPI, n: it.n, num: 0})
+				}
 				for p := 1; p <= it.n.NumPorts(); p++ {
 					queue = append(queue, item{k: kPortInfo, n: it.n, num: uint8(p)})
 				}
 				continue
 			}
-			if epi && wantsMlnxEPI(pp) {
+			if o.MlnxEPI && wantsMlnxEPI(pp) {
 				queue = append(queue, item{k: kEPI, n: it.n, num: it.num})
 				continue
 			}
@@ -166,6 +250,9 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		case kEPI:
 			explore(it.n, it.n.Port(int(it.num)))
 		}
+	}
+	for _, n := range order {
+		asReachedBy(n, entry[n.Index], paths[n.Index])
 	}
 	if len(order) < len(f.Nodes) {
 		for _, n := range f.Nodes {
@@ -178,5 +265,39 @@ func OrderAsIBNetDiscover(f *model.Fabric, epi bool) Replay {
 		n.Index = i
 	}
 	copy(f.Nodes, order)
+	f.PortHashOrder = hashOrder
 	return Replay{MaxHops: maxHops, SMPs: smps}
 }
+
+// asReachedBy makes n read as libibnetdisc reads it when it first
+// reaches n by path, entering at port q: the directed route, NodeInfo's
+// LocalPortNum (and a CA's PortGUID, which is per port) and, on a switch,
+// every PortInfo's LocalPortNum (the port the SMP entered by).
+func asReachedBy(n *model.Node, q uint8, path smp.DRPath) {
+	n.Path = path
+	if n.Info.LocalPortNum == q {
+		return
+	}
+	n.Info.LocalPortNum = q
+	n.RawInfo[nodeInfoLocalPortOff] = q
+	if !n.IsSwitch() {
+		if pp := n.Port(int(q)); pp != nil && pp.GUID != 0 {
+			n.Info.PortGUID = pp.GUID
+			binary.BigEndian.PutUint64(n.RawInfo[nodeInfoPortGUIDOff:], pp.GUID)
+		}
+		return
+	}
+	for _, pp := range n.Ports {
+		if pp != nil && pp.HasInfo {
+			pp.Info.LocalPortNum = q
+			pp.RawInfo[portInfoLocalPortOff] = q
+		}
+	}
+}
+
+// Byte offsets in the NodeInfo and PortInfo attributes.
+const (
+	nodeInfoPortGUIDOff  = 20
+	nodeInfoLocalPortOff = 36
+	portInfoLocalPortOff = 28
+)

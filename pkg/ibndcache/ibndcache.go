@@ -16,8 +16,10 @@
 //	        flag, remote port GUID (8), remote port number
 //
 // Nodes are stored in libibnetdisc's all-nodes list order (reverse
-// discovery order) and ports in its 137-bucket port hash order. Loading
-// restores the discovery order. The Mellanox ExtendedPortInfo and the
+// discovery order) and ports in its 137-bucket port hash order, each
+// bucket newest first in the order libibnetdisc takes the PortInfo
+// answers (model.Fabric.PortHashOrder). Loading restores the discovery
+// order. The Mellanox ExtendedPortInfo and the
 // directed routes are not stored (FDR10 links read back as QDR).
 package ibndcache
 
@@ -211,10 +213,28 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 			b = append(b, p.Num)
 		}
 	}
-	// Ports enter the hash in discovery order (node by node, port
-	// numbers ascending); each bucket lists the newest first.
+	// Ports enter the hash in the order libibnetdisc takes their PortInfo
+	// answers (f.PortHashOrder, from discovery's replay of ibnetdiscover or
+	// from a loaded cache); ports it does not list follow in discovery
+	// order (node by node, port numbers ascending). Each bucket lists the
+	// newest first.
+	var listed map[*model.PhysPort]bool
+	if len(f.PortHashOrder) > 0 {
+		listed = make(map[*model.PhysPort]bool, len(f.PortHashOrder))
+		for _, p := range f.PortHashOrder {
+			if listed[p] || !s.serialized(p) {
+				continue
+			}
+			listed[p] = true
+			h := hashGUID(p.GUID)
+			buckets[h] = append(buckets[h], p)
+		}
+	}
 	for _, ports := range perNode {
 		for _, p := range ports {
+			if listed[p] {
+				continue
+			}
 			h := hashGUID(p.GUID)
 			buckets[h] = append(buckets[h], p)
 		}
@@ -483,6 +503,14 @@ func decode(b []byte, skipped *Skipped) (*model.Fabric, error) {
 			p.phys.Remote = r.phys
 		} else {
 			skipped.Links++
+		}
+	}
+	// The file lists each hash bucket newest first: the records read
+	// backwards are in an insertion order that writes the file again.
+	f.PortHashOrder = make([]*model.PhysPort, 0, len(ports))
+	for i := len(ports) - 1; i >= 0; i-- {
+		if ports[i].used {
+			f.PortHashOrder = append(f.PortHashOrder, ports[i].phys)
 		}
 	}
 	// Register logical ports (GUIDs and LIDs) in discovery order.

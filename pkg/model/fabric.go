@@ -253,6 +253,11 @@ type Fabric struct {
 	FromPort uint8
 	// MaxHops is the largest hop count seen from the start node.
 	MaxHops int
+	// PortHashOrder, when set, is the order in which libibnetdisc enters
+	// the ports into its port hash table (ibnetdiscover's cache lists each
+	// hash bucket newest first); discovery's replay of ibnetdiscover and
+	// the cache loader set it.
+	PortHashOrder []*PhysPort
 
 	byGUID map[uint64]*Node
 	ports  map[uint64]*Port

@@ -1,7 +1,8 @@
 #!/bin/sh
-# install-deps.sh: install what the ibsim integration tests need (ibsim,
+# install-deps.sh: install what the integration tests need (ibsim,
 # infiniband-diags, opensm, the umad2sim shim, kernel uapi headers, a C
-# compiler) on Debian/Ubuntu. Idempotent: does nothing when all is present.
+# compiler, zsh for the completion test) on Debian/Ubuntu. Idempotent:
+# does nothing when all is present.
 #
 # Without root (and without password-less sudo) it only prints which tests
 # will skip. Exit status is 0 unless CI=true and something is still missing.
@@ -9,7 +10,7 @@ set -u
 
 SHIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 HEADER=/usr/include/rdma/ib_user_mad.h
-PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc"
+PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh"
 # Debian installs the diags and opensm into sbin, which a normal user's
 # PATH may lack.
 PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"
@@ -17,7 +18,7 @@ export PATH
 
 missing() {
 	m=""
-	for p in ibsim ibnetdiscover smpquery ibtracert saquery opensm cc; do
+	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh; do
 		command -v "$p" >/dev/null 2>&1 || m="$m $p"
 	done
 	[ -e "$SHIM" ] || m="$m $SHIM"

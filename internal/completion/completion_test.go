@@ -1,6 +1,7 @@
 package completion
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -43,6 +44,54 @@ func TestBashCompletes(t *testing.T) {
 		}
 		if got := strings.TrimSpace(string(out)); got != tt.want {
 			t.Errorf("%s<TAB>: %q, want %q", tt.words, got, tt.want)
+		}
+	}
+}
+
+// TestZshCompletes runs the generated zsh functions of completions/ in a
+// real zsh with the completion system's helpers stubbed (autoloaded as compinit does, _arguments
+// sets the state the test asks for and records its specs; _describe
+// prints the subcommands): each function parses, offers the subcommands, and hands
+// each subcommand's options to _arguments. zsh is one of the packages
+// scripts/install-deps.sh installs; under CI=true a missing zsh fails.
+func TestZshCompletes(t *testing.T) {
+	if _, err := exec.LookPath("zsh"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("zsh missing (scripts/install-deps.sh installs it)")
+		}
+		t.Skip("no zsh")
+	}
+	run := func(tool, state string, line ...string) string {
+		t.Helper()
+		script := `_arguments() { print -rl -- "$@"; state=` + state + `; line=(` + strings.Join(line, " ") + `); return 0 }
+_describe() { print -rl -- "${(@P)2}" }
+_files() { :; }
+fpath=(../../completions $fpath)
+autoload -Uz _` + tool + `
+_` + tool
+		out, err := exec.Command("zsh", "-f", "-c", script).CombinedOutput()
+		if err != nil {
+			t.Fatalf("zsh _%s (state %s %v): %v\n%s", tool, state, line, err, out)
+		}
+		return string(out)
+	}
+	for _, tc := range []struct {
+		tool, state string
+		line        []string
+		want        []string
+	}{
+		{"ibavtrack", "command", nil, []string{"links:", "path:", "watch:", "errors:", "1: :->command"}},
+		{"ibavtrack", "args", []string{"links"}, []string{"--check[", "--counters[", "-t+[per-SMP timeout"}},
+		{"ibavtrack", "args", []string{"watch"}, []string{"--interval=[", "--src=["}},
+		{"ibavtrack", "args", []string{"errors"}, []string{"--threshold-file=["}},
+		{"ibdiscover", "", nil, []string{"--load-cache=[", "--diff=[", "-p[", "--ports["}},
+		{"ibhops", "", nil, []string{"--check-routes[", "--routing-engine=[", "--output="}},
+	} {
+		out := run(tc.tool, tc.state, tc.line...)
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("_%s state %q %v: no %q in:\n%s", tc.tool, tc.state, tc.line, w, out)
+			}
 		}
 	}
 }

@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{"sim /dev/zero", []string{"--sim", "/dev/zero"}, "--sim /dev/zero", "more than 64 MiB (the limit for a net file and its includes)"},
 		{"include /dev/zero", []string{"--sim", zeroInc}, "zeroinc.net:1", `can't open net configuration file "/dev/zero": more than 64 MiB`},
 		{"sim directory", []string{"--sim", dir}, "--sim " + dir, "is a directory"},
-		{"sim /dev/null", []string{"--sim", "/dev/null"}, "--sim /dev/null", "empty file: no nodes"},
+		{"sim /dev/null", []string{"--sim", "/dev/null"}, "--sim /dev/null", "no nodes"},
 		{"sim binary file", []string{"--sim", "/bin/true"}, "--sim /bin/true", "not a text file: no nodes"},
 		{"net file beyond --max-nodes", []string{"--sim", "../../testdata/fabrics/fattree3.net", "--max-nodes", "10"}, "fattree3.net:", "more than 10 nodes (the node limit); --max-nodes raises the limit"},
 		{"generator beyond --max-nodes", []string{"--sim", "fattree:levels=2,radix=16", "--max-nodes", "100"}, "--sim", `"fattree:levels=2,radix=16" has 152 nodes, more than the limit of 100`},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"github.com/ibfabric/ibdiag/internal/attach"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,6 +222,14 @@ func TestUnwritableOutputStatus(t *testing.T) {
 // TestMaxNodesNamed: a discovery stopped by --max-nodes says so, naming
 // the limit, and exits 3 (partial).
 func TestMaxNodesNamed(t *testing.T) {
+	// --sim refuses a file beyond --max-nodes before building it: open
+	// the fabric without the limit, so that discovery meets it.
+	old := openFabric
+	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		s.MaxNodes = 0
+		return attach.Open(ctx, s)
+	}
+	defer func() { openFabric = old }()
 	_, stderr, code := runOurs(t, "--sim", "../../testdata/fabrics/demo.net", "--max-nodes", "3")
 	want := "ibdiscover: partial result printed: discovery stopped at the --max-nodes limit of 3 nodes (the fabric has more)\n"
 	if code != exitcode.Partial || string(stderr) != want {

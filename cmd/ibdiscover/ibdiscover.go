@@ -27,6 +27,10 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/topology"
 )
 
+// openFabric opens the transport; tests replace it (as in ibhops and
+// ibavtrack).
+var openFabric = attach.Open
+
 const examples = `EXAMPLES:
    ibdiscover --sim testdata/fabrics/demo.net      discover the bundled demo fabric (embedded simulator)
    ibdiscover                                      discover the fabric behind the first active local port
@@ -189,7 +193,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		res = &discover.Result{Fabric: fab, MaxHops: fab.MaxHops}
 	} else {
-		fab, err := attach.Open(c.Context, s)
+		fab, err := openFabric(c.Context, s)
 		if err != nil {
 			return cliapp.Fail(err)
 		}

@@ -376,13 +376,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 func (t *tool) report(stderr io.Writer) error {
 	res := t.res
 	t.settings.ReportSMPErrors(stderr, "ibhops", res.Errors, res.Fabric, nil)
-	for _, p := range res.Problems {
-		if p.Incomplete() {
-			fmt.Fprintf(stderr, "ibhops: %v\n", p)
-		} else {
-			fmt.Fprintf(stderr, "ibhops: warning: %v\n", p)
-		}
-	}
+	attach.ReportProblems(stderr, "ibhops", res.Problems, nil, nil)
 	for _, n := range t.notes {
 		fmt.Fprintf(stderr, "ibhops: %s\n", n)
 	}

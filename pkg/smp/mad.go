@@ -43,14 +43,17 @@ const (
 
 // Status bits of the MAD header.
 const (
-	StatusBusy                    = mad.StatusBusy
-	StatusRedirect                = mad.StatusRedirect
-	StatusBadVersion              = mad.StatusBadVersion       // unsupported base or class version
-	StatusMethodUnsupp            = mad.StatusMethodUnsupp     // method not supported
-	StatusMethodAttrUnsupp        = mad.StatusMethodAttrUnsupp // method/attribute combination not supported
-	StatusInvalidField            = mad.StatusInvalidField     // invalid attribute value or modifier
-	StatusDirection        uint16 = 0x8000                     // D bit of a directed-route SMP
+	StatusBusy             = mad.StatusBusy
+	StatusRedirect         = mad.StatusRedirect
+	StatusBadVersion       = mad.StatusBadVersion       // unsupported base or class version
+	StatusMethodUnsupp     = mad.StatusMethodUnsupp     // method not supported
+	StatusMethodAttrUnsupp = mad.StatusMethodAttrUnsupp // method/attribute combination not supported
+	StatusInvalidField     = mad.StatusInvalidField     // invalid attribute value or modifier
 )
+
+// StatusDirection is the D bit of a directed-route SMP's status (set on
+// the way back).
+const StatusDirection uint16 = 0x8000
 
 // Sentinel errors of the codec.
 var (

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,17 +13,9 @@ import (
 // argument-count errors.)
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	bad := clitest.WriteBadFiles(t, dir)
+	badNet, badTopo, zeroInc := bad.Net, bad.Topo, bad.ZeroInclude
 	mix := "testdata/pathmix.net"
-	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
-	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
-	zeroInc := write("zeroinc.net", "include \"/dev/zero\"\n")
 	// watch must stop after one sweep should a bad input slip through.
 	once := []string{"--count", "1", "--interval", "1ms"}
 
@@ -90,5 +81,5 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// Nothing was written beside the inputs.
-	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "zeroinc.net")
+	clitest.NoLeftovers(t, dir, bad.Names()...)
 }

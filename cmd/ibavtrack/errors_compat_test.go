@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
@@ -20,11 +21,7 @@ const errorsNet = "testdata/errors.net"
 // writeFile writes content into a fresh temp file and returns its path.
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return clitest.WriteFile(t, t.TempDir(), name, content)
 }
 
 // dropIBWarn removes the libumad2sim/libibmad chatter ibqueryerrors

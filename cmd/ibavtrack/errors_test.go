@@ -202,6 +202,22 @@ do PerformanceSet "H-h1"[1] PortCounters.PortXmitWait=50
 // TestWatchCounters: a link whose error counters went up between two
 // sweeps gets one line with the increase and its rate.
 func TestWatchCounters(t *testing.T) {
+	out, stderr, code := runWatchCounters(t)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 1 || !regexpMatch(`^\S+ link "sw2"\[3\] - "h3 mlx5_0"\[1\]: error counters up in \S+: "sw2"\[3\] SymbolErrorCounter \+5 \(\S+/s\); "h3 mlx5_0"\[1\] LinkDownedCounter \+1 \(\S+/s\)$`, []byte(lines[0])) {
+		t.Errorf("lines:\n%s", out)
+	}
+}
+
+// runWatchCounters runs watch --counters (and args) on errorsNet, raising
+// two error counters of the link sw2[3] - h3[1] after the first sweep, as
+// a net file's PerformanceSet do-lines would between sweeps (which --sim
+// cannot do: it runs them before the first).
+func runWatchCounters(t *testing.T, args ...string) ([]byte, []byte, int) {
+	t.Helper()
 	hookMu.Lock()
 	defer hookMu.Unlock()
 	afterSweep = func(sweep int, fab *attach.Fabric) {
@@ -218,14 +234,7 @@ func TestWatchCounters(t *testing.T) {
 		}
 	}
 	defer func() { afterSweep = nil }()
-	out, stderr, code := runTool(t, "watch", "--sim", errorsNet, "--counters", "--interval", "1ms", "--count", "3")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 1 || !regexpMatch(`^\S+ link "sw2"\[3\] - "h3 mlx5_0"\[1\]: error counters up in \S+: "sw2"\[3\] SymbolErrorCounter \+5 \(\S+/s\); "h3 mlx5_0"\[1\] LinkDownedCounter \+1 \(\S+/s\)$`, []byte(lines[0])) {
-		t.Errorf("lines:\n%s", out)
-	}
+	return runTool(t, append([]string{"watch", "--sim", errorsNet, "--counters", "--interval", "1ms", "--count", "3"}, args...)...)
 }
 
 func regexpMatch(re string, b []byte) bool { return regexp.MustCompile(re).Match(b) }

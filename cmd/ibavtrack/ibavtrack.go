@@ -159,13 +159,7 @@ func (s *session) readCounters(ctx context.Context) (*portcounters.Report, error
 func (s *session) partial(stderr io.Writer) bool {
 	r := s.res
 	s.settings.ReportSMPErrors(stderr, "ibavtrack", r.Errors, r.Fabric, nil)
-	for _, p := range r.Problems {
-		if p.Incomplete() {
-			fmt.Fprintf(stderr, "ibavtrack: %v\n", p)
-		} else {
-			fmt.Fprintf(stderr, "ibavtrack: warning: %v\n", p)
-		}
-	}
+	attach.ReportProblems(stderr, "ibavtrack", r.Problems, nil, nil)
 	if s.lftErrors > 0 {
 		fmt.Fprintf(stderr, "ibavtrack: %d forwarding table blocks could not be read\n", s.lftErrors)
 	}

@@ -48,9 +48,10 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		s.partial(stderr)
 		if c.Bool("json") {
 			writeJSON(stdout, struct {
+				Schema string `json:"schema"`
 				Clean  bool   `json:"clean"`
 				Reason string `json:"reason"`
-			}{false, "nothing to check: " + why})
+			}{pathSchema, false, "nothing to check: " + why})
 		}
 		return nothingToCheck(why)
 	}
@@ -186,6 +187,10 @@ func portRefOf(p *model.Port) portRefJSON {
 	}
 }
 
+// pathSchema names path's JSON form (docs/path.schema.json), also the
+// form of the document that says why no path could be followed.
+const pathSchema = "ibdiag.path/v1"
+
 func pathJSONOf(p *pathav.Path) any {
 	out := struct {
 		Schema string         `json:"schema"`
@@ -193,7 +198,7 @@ func pathJSONOf(p *pathav.Path) any {
 		Dst    portRefJSON    `json:"dst"`
 		AV     avJSON         `json:"av"`
 		Ports  []pathPortJSON `json:"ports"`
-	}{Schema: "ibdiag.path/v1", Src: portRefOf(p.Src), Dst: portRefOf(p.Dst), AV: avJSONOf(&p.AV)}
+	}{Schema: pathSchema, Src: portRefOf(p.Src), Dst: portRefOf(p.Dst), AV: avJSONOf(&p.AV)}
 	for _, pp := range p.Ports {
 		out.Ports = append(out.Ports, pathPortJSON{
 			Hop: pp.Hop + 1, Node: pp.Port.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", pp.Port.Node.GUID()),

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/jsonschema"
 )
 
@@ -19,6 +20,8 @@ var schemaFiles = map[string]string{
 	"ibdiag.path/v1":     "path.schema.json",
 	"ibdiag.av-event/v1": "av-event.schema.json",
 	"ibdiag.errors/v1":   "errors.schema.json",
+
+	"ibdiag.counter-event/v1": "counter-event.schema.json",
 }
 
 // jsonDocs runs ibavtrack's JSON forms and returns every document
@@ -33,11 +36,15 @@ func jsonDocs(t *testing.T) map[string][]byte {
 		{"path", "--sim", "../../testdata/fabrics/demo.net", "10", "15"},
 		{"watch", "--sim", "testdata/pathmix.net", "--count", "2", "--interval", "1ms", "hA", "hB"},
 		{"errors", "--sim", "testdata/pathmix.net"},
+		// no SM ran, so no LIDs: nothing to check (exit 5), or every PMA
+		// query failed (errors: partial, exit 3)
+		{"path", "--sim", fabrics + "loop.net", "--sim-sm=false", "h1", "h2"},
+		{"links", "--check", "--sim", fabrics + "loop.net", "--sim-sm=false"},
+		{"errors", "--sim", fabrics + "loop.net", "--sim-sm=false"},
 	}
 	docs := map[string][]byte{}
-	for _, args := range runs {
-		out, stderr, code := runTool(t, append(args, "--json")...)
-		if code != 0 && code != 2 && code != 4 {
+	add := func(args []string, out, stderr []byte, code int) {
+		if code != 0 && code != 2 && code != exitcode.Partial && code != 4 && code != exitcode.NothingChecked {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
 		if args[0] == "watch" {
@@ -46,10 +53,20 @@ func jsonDocs(t *testing.T) map[string][]byte {
 					docs[strings.Join(args, " ")+" line "+string(rune('1'+i))] = l
 				}
 			}
-			continue
+			return
 		}
 		docs[strings.Join(args, " ")] = out
 	}
+	for _, args := range runs {
+		out, stderr, code := runTool(t, append(args, "--json")...)
+		add(args, out, stderr, code)
+	}
+	// Counter events: the counters go up between sweeps (a hook, not --sim).
+	out, stderr, code := runWatchCounters(t, "--json")
+	if !bytes.Contains(out, []byte(`"event":"counters"`)) {
+		t.Fatalf("watch --counters --json printed no counter event:\n%s%s", out, stderr)
+	}
+	add([]string{"watch", "--counters"}, out, stderr, code)
 	// watch events of every kind: new, change (the 1x link goes), and
 	// unreachable (h2 is cut off)
 	hookMu.Lock()
@@ -70,7 +87,7 @@ func jsonDocs(t *testing.T) map[string][]byte {
 		}
 	}
 	defer func() { afterSweep = nil }()
-	out, stderr, _ := runTool(t, "watch", "--sim", "testdata/watch.net", "--sim-host", "h1",
+	out, stderr, _ = runTool(t, "watch", "--sim", "testdata/watch.net", "--sim-host", "h1",
 		"--interval", "1ms", "--count", "3", "--json", "h2")
 	kinds := map[string]bool{}
 	for i, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {

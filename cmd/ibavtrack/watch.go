@@ -387,18 +387,33 @@ func (wt *watcher) print(t *target, kind, fail string, diff []change, retired []
 	return err
 }
 
-type counterEndJSON struct {
-	Node     string            `json:"node"`
-	NodeGUID string            `json:"node_guid"`
-	Port     int               `json:"port"`
-	Delta    map[string]uint64 `json:"delta"`
+// counterPortJSON names one end of a link in a counter event (a and b:
+// objects, as a and b are in links's JSON).
+type counterPortJSON struct {
+	Node     string `json:"node"`
+	NodeGUID string `json:"node_guid"`
+	Port     int    `json:"port"`
 }
 
+func counterPortOf(p *model.PhysPort) counterPortJSON {
+	return counterPortJSON{Node: p.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", p.Node.GUID()), Port: int(p.Num)}
+}
+
+type counterEndJSON struct {
+	counterPortJSON
+	Delta map[string]uint64 `json:"delta"`
+}
+
+// counterEventSchema names the JSON form of a counter-increase event
+// (docs/counter-event.schema.json).
+const counterEventSchema = "ibdiag.counter-event/v1"
+
 type counterEventJSON struct {
+	Schema   string           `json:"schema"`
 	Time     string           `json:"time"`
 	Event    string           `json:"event"`
-	A        string           `json:"a"`
-	B        string           `json:"b"`
+	A        counterPortJSON  `json:"a"`
+	B        counterPortJSON  `json:"b"`
 	Interval float64          `json:"interval_s"`
 	Ends     []counterEndJSON `json:"ends"`
 }
@@ -410,7 +425,7 @@ func (wt *watcher) printCounters(l *portcounters.LinkIncrease) error {
 		_, err := fmt.Fprintf(wt.w, "%s %s\n", now, l.Text())
 		return err
 	}
-	ev := counterEventJSON{Time: now, Event: "counters", A: pathav.PortName(l.A), B: pathav.PortName(l.B), Interval: l.Interval.Seconds()}
+	ev := counterEventJSON{Schema: counterEventSchema, Time: now, Event: "counters", A: counterPortOf(l.A), B: counterPortOf(l.B), Interval: l.Interval.Seconds()}
 	for _, e := range l.Ends {
 		d := map[string]uint64{}
 		for i, v := range e.Delta {
@@ -418,7 +433,7 @@ func (wt *watcher) printCounters(l *portcounters.LinkIncrease) error {
 				d[pma.ErrorNames[i]] = v
 			}
 		}
-		ev.Ends = append(ev.Ends, counterEndJSON{Node: e.Port.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", e.Port.Node.GUID()), Port: int(e.Port.Num), Delta: d})
+		ev.Ends = append(ev.Ends, counterEndJSON{counterPortJSON: counterPortOf(e.Port), Delta: d})
 	}
 	return writeJSONLine(wt.w, ev)
 }

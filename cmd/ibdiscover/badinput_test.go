@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,21 +13,13 @@ import (
 // and the problem, exit status 2, no panic, and no output file left.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return clitest.WriteFile(t, dir, name, content) }
+	bad := clitest.WriteBadFiles(t, dir)
+	badNet, badTopo, badMap, zeroInc := bad.Net, bad.Topo, bad.Map, bad.ZeroInclude
 	demo := "../../testdata/fabrics/demo.net"
-	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
-	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
-	badMap := write("bad.map", "0x1 good\n0xZZ bad\n")
 	junkCache := write("junk.cache", "garbage\x00\x01\x02")
 	shortCache := write("short.cache", "\x2b\x83\xe7\x8f\x01\x00\x00\x00\x05\x00")
 	out := filepath.Join(dir, "out", "topo.txt")
-	zeroInc := write("zeroinc.net", "include \"/dev/zero\"\n")
 	long := "0" + strings.Repeat(",1", 64)
 
 	tests := []struct {
@@ -84,7 +75,7 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// Nothing half-written was left behind.
-	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map", "junk.cache", "short.cache", "zeroinc.net")
+	clitest.NoLeftovers(t, dir, append(bad.Names(), "junk.cache", "short.cache")...)
 }
 
 // TestNoDevice: with no transport flag and no InfiniBand device, one line

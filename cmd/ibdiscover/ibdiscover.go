@@ -329,13 +329,7 @@ func wasWere(n int) string {
 // a partial run names them, as they hold a partial fabric.
 func report(stderr io.Writer, s attach.Settings, res *discover.Result, paint termout.Painter, files []string) error {
 	s.ReportSMPErrors(stderr, "ibdiscover", res.Errors, res.Fabric, paint.Bad)
-	for _, p := range res.Problems {
-		if p.Incomplete() {
-			fmt.Fprintf(stderr, "%s %v\n", paint.Bad("ibdiscover:"), p)
-		} else {
-			fmt.Fprintf(stderr, "%s %v\n", paint.Warn("ibdiscover: warning:"), p)
-		}
-	}
+	attach.ReportProblems(stderr, "ibdiscover", res.Problems, paint.Bad, paint.Warn)
 	o := exitcode.Outcome{Interrupted: res.Interrupted, Partial: res.Partial(), Inconsistent: res.Inconsistent(), Strict: s.Strict}
 	if o.Partial && !o.Interrupted && len(files) > 0 {
 		fmt.Fprintf(stderr, "%s %s %s a partial fabric (%d nodes)\n", paint.Warn("ibdiscover:"), strings.Join(files, " and "), holds(len(files)), len(res.Fabric.Nodes))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,19 +13,11 @@ import (
 // covers the mode and argument-count errors.)
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	bad := clitest.WriteBadFiles(t, dir)
+	badNet, badTopo, zeroInc := bad.Net, bad.Topo, bad.ZeroInclude
+	badMap := bad.Map
 	loop := fabrics + "loop.net"
-	badNet := write("bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n")
-	badTopo := write("bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n")
-	badMap := write("bad.map", "0x1 good\n0xZZ bad\n")
 	out := filepath.Join(dir, "out", "lid-matrix.dump")
-	zeroInc := write("zeroinc.net", "include \"/dev/zero\"\n")
 
 	tests := []struct {
 		name  string
@@ -100,5 +91,5 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// Nothing half-written was left behind.
-	clitest.NoLeftovers(t, dir, "bad.net", "bad.topo", "bad.map", "zeroinc.net")
+	clitest.NoLeftovers(t, dir, bad.Names()...)
 }

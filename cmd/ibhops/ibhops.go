@@ -120,8 +120,9 @@ type tool struct {
 	problem bool
 	// partial is set when SMPs after discovery failed (exit 3).
 	partial bool
-	// nothing, when set, says why the check had nothing to check (exit 5).
-	nothing string
+	// nothing, when set, says why the check had nothing to check (exit 5);
+	// nothingIn names the mode in that message ("--trace: ") if needed.
+	nothing, nothingIn string
 	// output is the output file written, if any.
 	output string
 }
@@ -318,7 +319,13 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		// A trace follows the forwarding tables: without LIDs or tables
 		// there is no route to follow.
 		if why := routing.NothingToCheck(t.f, true); why != "" {
-			return cliapp.Exit(exitcode.NothingChecked, errors.New("--trace: nothing to check: "+why))
+			if !t.json {
+				return cliapp.Exit(exitcode.NothingChecked, errors.New("--trace: nothing to check: "+why))
+			}
+			// JSON still says why, as --check-routes does.
+			t.nothing, t.nothingIn = why, "--trace: "
+			write = func(w io.Writer) error { return writeJSON(w, nothingJSON("ibdiag.trace/v1", why)) }
+			break
 		}
 		a, err := t.resolve("--trace", args[0])
 		if err != nil {
@@ -369,13 +376,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 func (t *tool) report(stderr io.Writer) error {
 	res := t.res
 	t.settings.ReportSMPErrors(stderr, "ibhops", res.Errors, res.Fabric, nil)
-	for _, p := range res.Problems {
-		if p.Incomplete() {
-			fmt.Fprintf(stderr, "ibhops: %v\n", p)
-		} else {
-			fmt.Fprintf(stderr, "ibhops: warning: %v\n", p)
-		}
-	}
+	attach.ReportProblems(stderr, "ibhops", res.Problems, nil, nil)
 	for _, n := range t.notes {
 		fmt.Fprintf(stderr, "ibhops: %s\n", n)
 	}
@@ -401,7 +402,7 @@ func (t *tool) report(stderr io.Writer) error {
 		}
 		return cliapp.Exit(code, fmt.Errorf("partial result: %d SMPs failed in discovery and after it", len(res.Errors)+len(t.q.Errors())))
 	case exitcode.NothingChecked:
-		return cliapp.Exit(code, fmt.Errorf("nothing to check: %s", t.nothing))
+		return cliapp.Exit(code, fmt.Errorf("%snothing to check: %s", t.nothingIn, t.nothing))
 	case exitcode.Inconsistent:
 		return cliapp.Exit(code, errors.New("--strict: the fabric answered inconsistently"))
 	}

@@ -76,6 +76,20 @@ func TestTraceWithoutLIDs(t *testing.T) {
 	if want := "ibhops: --trace: nothing to check: " + routing.NoLIDs + "\n"; code != exitcode.NothingChecked || string(stderr) != want {
 		t.Errorf("exit %d stderr %q, want %d %q", code, stderr, exitcode.NothingChecked, want)
 	}
+	// --json says why too, in a document of the trace schema.
+	out, stderr, code := runOurs(t, "--sim", fabrics+"loop.net", "--sim-sm=false", "--trace", "h1", "h2", "--json")
+	var doc struct {
+		Schema string `json:"schema"`
+		Clean  *bool  `json:"clean"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || doc.Schema != "ibdiag.trace/v1" || doc.Clean == nil || *doc.Clean ||
+		doc.Reason != "nothing to check: "+routing.NoLIDs {
+		t.Errorf("--json: %v %s", err, out)
+	}
+	if want := "ibhops: --trace: nothing to check: " + routing.NoLIDs + "\n"; code != exitcode.NothingChecked || string(stderr) != want {
+		t.Errorf("--json: exit %d stderr %q, want %d %q", code, stderr, exitcode.NothingChecked, want)
+	}
 	_, stderr, code = runOurs(t, "--sim", fabrics+"nolft.topo", "--sim-sm=false", "--trace", "h1", "h2")
 	if code != exitcode.NothingChecked || !strings.Contains(string(stderr), routing.NoTables) {
 		t.Errorf("no tables: exit %d stderr %q", code, stderr)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/jsonschema"
 )
 
@@ -58,11 +59,21 @@ func TestJSONSchemas(t *testing.T) {
 		{"--sim", fabrics + "fattree2.net", "--lft", "S0"},
 		{"--sim", fabrics + "fattree2.net", "--check-routes"},
 		{"--sim", fabrics + "mixed.net", "--check-routes"},
+		// no SM ran (no LIDs) or no forwarding tables: nothing to check
+		// (exit 5) or what there is to show
+		{"--sim", fabrics + "loop.net", "--sim-sm=false"},
+		{"--sim", fabrics + "loop.net", "--sim-sm=false", "h1", "h2"},
+		{"--sim", fabrics + "loop.net", "--sim-sm=false", "--switch", "sw1"},
+		{"--sim", fabrics + "loop.net", "--sim-sm=false", "--lft", "sw1"},
+		{"--sim", fabrics + "loop.net", "--sim-sm=false", "--trace", "h1", "h2"},
+		{"--sim", fabrics + "loop.net", "--sim-sm=false", "--check-routes"},
+		{"--sim", fabrics + "nolft.topo", "--sim-sm=false", "--check-routes"},
+		{"--sim", fabrics + "nolft.topo", "--sim-sm=false", "--trace", "h1", "h2"},
 	}
 	seen := map[string]bool{}
 	for _, args := range runs {
 		out, stderr, code := runOurs(t, append(args, "--json")...)
-		if code != 0 && code != 4 {
+		if code != 0 && code != exitcode.Problem && code != exitcode.NothingChecked {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
 		validateDoc(t, strings.Join(args, " "), out)

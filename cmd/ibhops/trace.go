@@ -21,6 +21,16 @@ type jsonTrace struct {
 	Error  string    `json:"error,omitempty"` // why it broke
 }
 
+// nothingJSON is the document of a JSON mode that had nothing to follow
+// (no LIDs, no forwarding tables): its schema, clean false and why.
+func nothingJSON(schema, why string) any {
+	return struct {
+		Schema string `json:"schema"`
+		Clean  bool   `json:"clean"`
+		Reason string `json:"reason"`
+	}{schema, false, "nothing to check: " + why}
+}
+
 type jsonHop struct {
 	OutPort int      `json:"out_port"` // port left by
 	To      jsonPort `json:"to"`       // port arrived at (its number in "port")

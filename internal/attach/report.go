@@ -18,6 +18,27 @@ const SummaryListed = 5
 // summaryTop is how many nodes a summary counts by name.
 const summaryTop = 5
 
+// ReportProblems writes the problems a discovery found to w, one line
+// each: "<tool>: <problem>" for one that left part of the fabric unseen,
+// "<tool>: warning: <problem>" for an inconsistency. bad and warn paint
+// those prefixes (termout), or are nil.
+func ReportProblems(w io.Writer, tool string, problems []discover.Problem, bad, warn func(string) string) {
+	for _, p := range problems {
+		if p.Incomplete() {
+			fmt.Fprintf(w, "%s %v\n", paint(bad, tool+":"), p)
+		} else {
+			fmt.Fprintf(w, "%s %v\n", paint(warn, tool+": warning:"), p)
+		}
+	}
+}
+
+func paint(f func(string) string, s string) string {
+	if f == nil {
+		return s
+	}
+	return f(s)
+}
+
 // ReportSMPErrors writes the failed SMPs to w. With -e, -v or -d every one
 // is a line "<tool>: SMP failed: <error>"; otherwise the first
 // SummaryListed are, followed by a summary: how many more, and the counts

@@ -8,10 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -87,11 +84,12 @@ func VersionFlag() cli.Flag {
 //
 // A panic in the action is an internal error: one line asking to report
 // it, exit status exitcode.Fatal (never the bad-input status), and no
-// temporary output file left behind. Standard output closed by its
-// reader (EPIPE, e.g. "| head -1") ends the run quietly with status
-// StatusBrokenPipe, its output files aborted.
+// temporary output file left behind. An action that failed writing to a
+// standard output closed by its reader (EPIPE, e.g. "| head -1") ends
+// quietly with status StatusBrokenPipe, its output files aborted; the
+// signal side of a broken pipe (SIGPIPE caught so that the write fails
+// with EPIPE, the run cancelled, the process ending by SIGPIPE) is Main's.
 func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (code int) {
-	catchSIGPIPE()
 	defer func() {
 		if r := recover(); r != nil {
 			outfile.AbortAll()
@@ -146,21 +144,6 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (co
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", app.Name, firstLine(err.Error()))
 	return exitcode.Usage
-}
-
-// StatusBrokenPipe is the status of a run whose standard output was
-// closed by its reader: what a shell reports for a death by SIGPIPE.
-const StatusBrokenPipe = 128 + 13
-
-var sigpipeOnce sync.Once
-
-// catchSIGPIPE makes a write to a closed pipe return EPIPE instead of
-// killing the process (Go's default for standard output), so deferred
-// cleanup runs: no temporary output file is left behind.
-func catchSIGPIPE() {
-	sigpipeOnce.Do(func() {
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	})
 }
 
 func firstLine(s string) string {

@@ -26,9 +26,15 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 //     transport (an ibsim slot is released) and exits 130;
 //   - a second SIGINT, SIGTERM or SIGHUP exits at once with 130, after
 //     writing DISCONNECT for any ibsim slot without waiting for ibsim;
-//   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more)
-//     nothing more is written to stderr and the process ends by SIGPIPE,
-//     as a C tool would, once the slot is released.
+//   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more;
+//     the signal is caught, so the write fails with EPIPE instead of
+//     killing the process before it cleans up) nothing more is written
+//     to stderr and the process ends by SIGPIPE, as a C tool would, once
+//     the slot is released and run has returned (Run makes that run's
+//     status StatusBrokenPipe, with no output file written).
+//
+// Main is the binaries' entry point; tests call run (and so Run)
+// directly, where no signal handling is installed.
 //
 // It also sets the GC target of a one-shot tool (gcPercent) unless GOGC
 // is in the environment.
@@ -38,6 +44,10 @@ func Main(run RunFunc) {
 	}
 	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
 }
+
+// StatusBrokenPipe is the status of a run whose standard output was
+// closed by its reader: what a shell reports for a death by SIGPIPE.
+const StatusBrokenPipe = 128 + int(syscall.SIGPIPE)
 
 // gcPercent is the GC target of a one-shot tool that keeps most of what
 // it allocates until it exits: about 8 % less peak RSS than Go's 100 for
@@ -67,8 +77,8 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	s.wg.Add(1)
 	go s.loop()
-	out := &pipeWatch{w: stdout, s: s}
-	errOut := &pipeGuard{w: stderr, piped: &s.piped}
+	out := &pipeWriter{w: stdout, s: s}
+	errOut := &pipeWriter{w: stderr, s: s, quiet: true}
 	code := run(ctx, out, errOut, args)
 	signal.Stop(s.ch)
 	close(s.stopped)
@@ -83,7 +93,7 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 				w.Write([]byte{'\n'})
 			}
 		}
-		return 128 + int(syscall.SIGPIPE)
+		return StatusBrokenPipe
 	}
 	return code
 }
@@ -100,8 +110,7 @@ func (s *signals) loop() {
 			return
 		case sig := <-s.ch:
 			if sig == syscall.SIGPIPE {
-				s.piped.Store(true)
-				s.cancel()
+				s.brokenPipe()
 				cancelled = true
 				continue
 			}
@@ -115,55 +124,40 @@ func (s *signals) loop() {
 	}
 }
 
-// pipeWatch passes writes to stdout and treats EPIPE as SIGPIPE (the
-// signal reaches the loop asynchronously, maybe after the run ended).
-type pipeWatch struct {
-	w      io.Writer
-	s      *signals
-	broken *os.File // stdout, once a write to it failed with EPIPE
+// brokenPipe records that stdout or stderr is a pipe nobody reads any
+// more and cancels the run.
+func (s *signals) brokenPipe() {
+	s.piped.Store(true)
+	s.cancel()
 }
 
-func (p *pipeWatch) Write(b []byte) (int, error) {
+// pipeWriter passes writes to stdout or stderr and treats EPIPE as
+// SIGPIPE (the signal reaches the loop asynchronously, maybe after the
+// run ended). A quiet one (stderr) drops writes once the pipe broke: the
+// output went to a reader that left, and messages about it would only
+// add noise (or more EPIPE).
+type pipeWriter struct {
+	w      io.Writer
+	s      *signals
+	quiet  bool
+	broken *os.File // the file behind w, once a write to it failed with EPIPE
+}
+
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	if p.quiet && p.s.piped.Load() {
+		return len(b), nil
+	}
 	n, err := p.w.Write(b)
 	if err != nil && errors.Is(err, syscall.EPIPE) {
 		p.broken = p.File()
-		p.s.piped.Store(true)
-		p.s.cancel()
+		p.s.brokenPipe()
 	}
 	return n, err
 }
 
-// File returns the *os.File behind stdout, if it is one (for terminal
-// checks).
-func (p *pipeWatch) File() *os.File {
+// File returns the *os.File behind the writer, if it is one (for
+// terminal checks: the progress bar, colours).
+func (p *pipeWriter) File() *os.File {
 	f, _ := p.w.(*os.File)
-	return f
-}
-
-// pipeGuard drops writes once SIGPIPE was seen: the output went to a
-// reader that left, and messages about it would only add noise (or more
-// EPIPE).
-type pipeGuard struct {
-	w      io.Writer
-	piped  *atomic.Bool
-	broken *os.File // stderr, once a write to it failed with EPIPE
-}
-
-func (g *pipeGuard) Write(p []byte) (int, error) {
-	if g.piped.Load() {
-		return len(p), nil
-	}
-	n, err := g.w.Write(p)
-	if err != nil && errors.Is(err, syscall.EPIPE) {
-		g.broken = g.File()
-		g.piped.Store(true)
-	}
-	return n, err
-}
-
-// File returns the *os.File behind stderr, if it is one (for terminal
-// checks: the progress bar).
-func (g *pipeGuard) File() *os.File {
-	f, _ := g.w.(*os.File)
 	return f
 }

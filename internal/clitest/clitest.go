@@ -90,3 +90,37 @@ func WithPeerTimeout(args []string) []string {
 	}
 	return append(append([]string(nil), args...), "-t", PeerTimeoutMS)
 }
+
+// WriteFile writes content to dir/name and returns its path.
+func WriteFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// BadFiles are the bad input files every command is tried with.
+type BadFiles struct {
+	Net         string // a net file linking a port the switch does not have
+	Topo        string // a topology file whose link names a bad port
+	Map         string // a node name map with a bad GUID
+	ZeroInclude string // a net file including /dev/zero (an endless input)
+}
+
+// WriteBadFiles writes the BadFiles into dir.
+func WriteBadFiles(t testing.TB, dir string) BadFiles {
+	t.Helper()
+	return BadFiles{
+		Net:         WriteFile(t, dir, "bad.net", "Switch 4 \"a\"\n[9] \"b\"[1]\n"),
+		Topo:        WriteFile(t, dir, "bad.topo", "vendid=0x2c9\nswitchguid=0x10\nSwitch\t2 \"S-0000000000000010\"\t\t# \"x\" base port 0 lid 1 lmc 0\n[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 2 4xEDR\n"),
+		Map:         WriteFile(t, dir, "bad.map", "0x1 good\n0xZZ bad\n"),
+		ZeroInclude: WriteFile(t, dir, "zeroinc.net", "include \"/dev/zero\"\n"),
+	}
+}
+
+// Names are the BadFiles' base names (for NoLeftovers).
+func (BadFiles) Names() []string {
+	return []string{"bad.net", "bad.topo", "bad.map", "zeroinc.net"}
+}

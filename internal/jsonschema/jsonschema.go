@@ -81,15 +81,19 @@ func (v *Schema) validate(s map[string]any, x any, path string) error {
 		return v.validate(def, x, path)
 	}
 	if branches, ok := s["anyOf"].([]any); ok {
+		// One branch must match; the schema's other keywords still apply.
 		var errs []string
 		for _, sub := range branches {
 			err := v.validate(sub.(map[string]any), x, path)
 			if err == nil {
-				return nil
+				errs = nil
+				break
 			}
 			errs = append(errs, err.Error())
 		}
-		return fmt.Errorf("%s: matches no anyOf branch: %s", path, strings.Join(errs, "; "))
+		if errs != nil {
+			return fmt.Errorf("%s: matches no anyOf branch: %s", path, strings.Join(errs, "; "))
+		}
 	}
 	if t, ok := s["type"]; ok {
 		var types []string

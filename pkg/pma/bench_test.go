@@ -1,64 +1,42 @@
 package pma
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/madtest"
+)
 
 func benchMAD(b *testing.B, name string) MAD {
 	b.Helper()
 	var m MAD
-	if err := m.UnmarshalBinary(mustVector(b, name).mad); err != nil {
+	if err := m.UnmarshalBinary(mustVector(b, name).MAD); err != nil {
 		b.Fatal(err)
 	}
 	return m
 }
 
 func BenchmarkMADDecode(b *testing.B) {
-	raw := mustVector(b, "ca-pc").mad
-	var m MAD
-	b.ReportAllocs()
-	b.SetBytes(MADSize)
-	for b.Loop() {
-		if err := m.UnmarshalBinary(raw); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(MAD), mustVector(b, "ca-pc").MAD, true)
 }
 
 func BenchmarkPortCountersDecode(b *testing.B) {
 	m := benchMAD(b, "ca-pc")
-	var c PortCounters
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.UnmarshalBinary(m.Data[:]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(PortCounters), m.Data[:], false)
 }
 
 func BenchmarkPortCountersExtendedDecode(b *testing.B) {
 	m := benchMAD(b, "ca-pcx")
-	var c PortCountersExtended
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.UnmarshalBinary(m.Data[:]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(PortCountersExtended), m.Data[:], false)
 }
 
 func BenchmarkClassPortInfoDecode(b *testing.B) {
 	m := benchMAD(b, "sw-cpi")
-	var c ClassPortInfo
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.UnmarshalBinary(m.Data[:]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(ClassPortInfo), m.Data[:], false)
 }
 
 // TestDecodeAllocs holds the zero-allocation promise without -bench.
 func TestDecodeAllocs(t *testing.T) {
-	raw := mustVector(t, "sw-pcx-all").mad
+	raw := mustVector(t, "sw-pcx-all").MAD
 	var m MAD
 	var c PortCounters
 	var x PortCountersExtended

@@ -2,21 +2,17 @@ package pma
 
 import (
 	"errors"
-	"reflect"
 	"testing"
-)
 
-type codec interface {
-	UnmarshalBinary([]byte) error
-	MarshalTo([]byte) error
-}
+	"github.com/ibfabric/ibdiag/internal/madtest"
+)
 
 func seed(f *testing.F, data bool) {
 	for _, v := range loadVectors(f) {
 		if data {
-			f.Add(v.mad[DataOffset:])
+			f.Add(v.MAD[DataOffset:])
 		} else {
-			f.Add(v.mad)
+			f.Add(v.MAD)
 		}
 	}
 	f.Add([]byte{})
@@ -31,29 +27,10 @@ func seed(f *testing.F, data bool) {
 // that a decoder fails only with ErrShort.
 func fuzzAttr[T any, P interface {
 	*T
-	codec
+	madtest.Codec
 }](f *testing.F) {
 	seed(f, true)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var v1 T
-		if err := P(&v1).UnmarshalBinary(b); err != nil {
-			if !errors.Is(err, ErrShort) {
-				t.Fatalf("unexpected error %v", err)
-			}
-			return
-		}
-		out := make([]byte, DataSize)
-		if err := P(&v1).MarshalTo(out); err != nil {
-			t.Fatal(err)
-		}
-		var v2 T
-		if err := P(&v2).UnmarshalBinary(out); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(v1, v2) {
-			t.Fatalf("round trip\n got %+v\nwant %+v", v2, v1)
-		}
-	})
+	madtest.FuzzAttr[T, P](f, DataSize, ErrShort)
 }
 
 func FuzzClassPortInfo(f *testing.F)        { fuzzAttr[ClassPortInfo](f) }

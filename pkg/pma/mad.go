@@ -15,17 +15,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/ibfabric/ibdiag/pkg/mad"
 )
 
 // Sizes and fixed values of a PerfMgt GMP.
 const (
-	MADSize      = 256        // a whole MAD
-	HeaderSize   = 24         // the common MAD header
-	DataOffset   = 64         // offset of the PerfMgt data area
-	DataSize     = 192        // size of the PerfMgt data area
-	Class        = 0x04       // the PerfMgt management class
-	ClassVersion = 1          // PerfMgt class version
-	QP1QKey      = 0x80010000 // the well-known GSI Q_Key
+	MADSize      = mad.Size       // a whole MAD
+	HeaderSize   = mad.HeaderSize // the common MAD header
+	DataOffset   = 64             // offset of the PerfMgt data area
+	DataSize     = 192            // size of the PerfMgt data area
+	Class        = 0x04           // the PerfMgt management class
+	ClassVersion = 1              // PerfMgt class version
+	QP1QKey      = 0x80010000     // the well-known GSI Q_Key
 	// AllPorts is the PortSelect value asking a switch for the sum over
 	// all its ports (when ClassPortInfo has CapAllPortSelect).
 	AllPorts uint8 = 0xFF
@@ -44,36 +46,27 @@ const (
 
 // Methods. A response has the R bit (0x80) set.
 const (
-	MethodGet     uint8 = 0x01
-	MethodSet     uint8 = 0x02
-	MethodGetResp uint8 = 0x81
+	MethodGet     = mad.MethodGet
+	MethodSet     = mad.MethodSet
+	MethodGetResp = mad.MethodGetResp
 )
 
 // Sentinel errors of the codec.
 var (
 	// ErrShort: the buffer is smaller than the structure it should hold.
-	ErrShort = errors.New("pma: buffer too short")
+	ErrShort = mad.ErrShort
 	// ErrVersion: the MAD's base version is not 1.
-	ErrVersion = errors.New("pma: unsupported MAD base version")
+	ErrVersion = mad.ErrVersion
 	// ErrClass: the MAD is not a PerfMgt GMP (class 0x04).
 	ErrClass = errors.New("pma: not a performance management MAD")
 )
 
-// MAD is a decoded 256-byte PerfMgt GMP.
+// MAD is a decoded 256-byte PerfMgt GMP: the common MAD header and the
+// data area (the 40 bytes between them are reserved).
 type MAD struct {
-	BaseVersion  uint8
-	Class        uint8
-	ClassVersion uint8
-	Method       uint8  // including the R bit
-	Status       uint16 // raw 16 bits
-	TID          uint64
-	AttrID       uint16
-	AttrMod      uint32
-	Data         [DataSize]byte
+	mad.Header
+	Data [DataSize]byte
 }
-
-// IsResponse reports whether the R bit of the method is set.
-func (m *MAD) IsResponse() bool { return m.Method&0x80 != 0 }
 
 // MarshalTo encodes m into b, which must hold at least 256 bytes.
 func (m *MAD) MarshalTo(b []byte) error {
@@ -82,14 +75,7 @@ func (m *MAD) MarshalTo(b []byte) error {
 	}
 	b = b[:MADSize]
 	clear(b)
-	b[0] = m.BaseVersion
-	b[1] = m.Class
-	b[2] = m.ClassVersion
-	b[3] = m.Method
-	binary.BigEndian.PutUint16(b[4:], m.Status)
-	binary.BigEndian.PutUint64(b[8:], m.TID)
-	binary.BigEndian.PutUint16(b[16:], m.AttrID)
-	binary.BigEndian.PutUint32(b[20:], m.AttrMod)
+	m.Header.MarshalTo(b)
 	copy(b[DataOffset:], m.Data[:])
 	return nil
 }
@@ -106,20 +92,13 @@ func (m *MAD) UnmarshalBinary(b []byte) error {
 	if len(b) < MADSize {
 		return ErrShort
 	}
-	if b[0] != 1 {
+	if b[0] != mad.BaseVersion {
 		return ErrVersion
 	}
 	if b[1] != Class {
 		return ErrClass
 	}
-	m.BaseVersion = b[0]
-	m.Class = b[1]
-	m.ClassVersion = b[2]
-	m.Method = b[3]
-	m.Status = binary.BigEndian.Uint16(b[4:])
-	m.TID = binary.BigEndian.Uint64(b[8:])
-	m.AttrID = binary.BigEndian.Uint16(b[16:])
-	m.AttrMod = binary.BigEndian.Uint32(b[20:])
+	m.Header.UnmarshalBinary(b) // cannot fail: length and version checked
 	copy(m.Data[:], b[DataOffset:DataOffset+DataSize])
 	return nil
 }
@@ -128,7 +107,7 @@ func (m *MAD) UnmarshalBinary(b []byte) error {
 // PortCountersExtended portSelect is the port asked for (AllPorts for the
 // sum over a switch's ports); libibmad sets it for ClassPortInfo too.
 func NewGet(attr uint16, portSelect uint8) MAD {
-	m := MAD{BaseVersion: 1, Class: Class, ClassVersion: ClassVersion, Method: MethodGet, AttrID: attr}
+	m := newMAD(MethodGet, attr)
 	m.Data[1] = portSelect
 	return m
 }
@@ -138,7 +117,7 @@ func NewGet(attr uint16, portSelect uint8) MAD {
 // 16..23) on port portSelect. This is the only Set the tools send, and
 // only when asked to.
 func NewClear(portSelect uint8, mask uint32) MAD {
-	m := MAD{BaseVersion: 1, Class: Class, ClassVersion: ClassVersion, Method: MethodSet, AttrID: AttrPortCounters}
+	m := newMAD(MethodSet, AttrPortCounters)
 	m.Data[1] = portSelect
 	binary.BigEndian.PutUint16(m.Data[2:], uint16(mask))
 	m.Data[18] = uint8(mask >> 16)
@@ -149,42 +128,23 @@ func NewClear(portSelect uint8, mask uint32) MAD {
 // the counters selected by mask (CounterSelect bits 0..15, CounterSelect2
 // bits 16..).
 func NewClearExtended(portSelect uint8, mask uint32) MAD {
-	m := MAD{BaseVersion: 1, Class: Class, ClassVersion: ClassVersion, Method: MethodSet, AttrID: AttrPortCountersExtended}
+	m := newMAD(MethodSet, AttrPortCountersExtended)
 	m.Data[1] = portSelect
 	binary.BigEndian.PutUint16(m.Data[2:], uint16(mask))
 	binary.BigEndian.PutUint32(m.Data[4:], mask>>16)
 	return m
 }
 
-// StatusError is a non-zero MAD status in a response.
-type StatusError struct {
-	Status uint16
+// newMAD returns a PerfMgt request with method and attr.
+func newMAD(method uint8, attr uint16) MAD {
+	return MAD{Header: mad.Header{BaseVersion: mad.BaseVersion, Class: Class, ClassVersion: ClassVersion, Method: method, AttrID: attr}}
 }
 
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("pma: MAD status 0x%04x (%s)", e.Status, StatusText(e.Status))
-}
+// StatusError is a non-zero MAD status in a response.
+type StatusError = mad.StatusError
 
 // StatusText names a MAD status.
-func StatusText(s uint16) string {
-	switch {
-	case s == 0:
-		return "ok"
-	case s&0x1c == 0x1c:
-		return "invalid attribute or modifier value"
-	case s&0x1c == 0x0c:
-		return "method/attribute combination not supported"
-	case s&0x1c == 0x08:
-		return "method not supported"
-	case s&0x1c == 0x04:
-		return "bad version"
-	case s&1 != 0:
-		return "busy"
-	case s&2 != 0:
-		return "redirect"
-	}
-	return "class specific"
-}
+func StatusText(s uint16) string { return mad.StatusText(s) }
 
 // AttrName names a PerfMgt attribute ID.
 func AttrName(id uint16) string {

@@ -1,92 +1,40 @@
 package pma
 
 import (
-	"bufio"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/madtest"
 )
 
 // vector is one captured response GMP from testdata/*.hex (written by
 // testdata/capture.sh from ibsim 0.10 and perfquery 44.0): the 256 bytes
 // and the text perfquery printed for the same port.
-type vector struct {
-	name string
-	mad  []byte
-	out  []string // perfquery output, without the "> " prefix
-}
+type vector = madtest.Vector
 
-func loadVectors(t testing.TB) []vector {
-	t.Helper()
-	paths, err := filepath.Glob("testdata/*.hex")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no test vectors: %v", err)
-	}
-	var vs []vector
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := vector{name: strings.TrimSuffix(filepath.Base(p), ".hex")}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "#"):
-			case strings.HasPrefix(line, "> "):
-				v.out = append(v.out, line[2:])
-			case line == ">":
-				v.out = append(v.out, "")
-			default:
-				b, err := hex.DecodeString(strings.ReplaceAll(line, " ", ""))
-				if err != nil {
-					t.Fatalf("%s: %v", p, err)
-				}
-				v.mad = append(v.mad, b...)
-			}
-		}
-		f.Close()
-		if len(v.mad) != MADSize {
-			t.Fatalf("%s: %d MAD bytes, want %d", p, len(v.mad), MADSize)
-		}
-		vs = append(vs, v)
-	}
-	return vs
-}
+func loadVectors(t testing.TB) []vector { return madtest.LoadAll(t) }
 
-func mustVector(t testing.TB, name string) vector {
-	t.Helper()
-	for _, v := range loadVectors(t) {
-		if v.name == name {
-			return v
-		}
-	}
-	t.Fatalf("no vector %s", name)
-	return vector{}
-}
+func mustVector(t testing.TB, name string) vector { return madtest.Must(t, name) }
 
 var capRE = regexp.MustCompile(`\(CapMask: (0x[0-9a-f]{4})`)
 
 func TestVectorsHeader(t *testing.T) {
 	for _, v := range loadVectors(t) {
 		var m MAD
-		if err := m.UnmarshalBinary(v.mad); err != nil {
-			t.Fatalf("%s: %v", v.name, err)
+		if err := m.UnmarshalBinary(v.MAD); err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
 		}
 		if m.Class != Class || m.Method != MethodGetResp || m.Status != 0 || m.ClassVersion != 1 {
-			t.Errorf("%s: header %+v", v.name, m)
+			t.Errorf("%s: header %+v", v.Name, m)
 		}
 		out := make([]byte, MADSize)
 		if err := m.MarshalTo(out); err != nil {
 			t.Fatal(err)
 		}
-		if string(out[:DataOffset]) != string(v.mad[:DataOffset]) || string(out[DataOffset:]) != string(v.mad[DataOffset:]) {
-			t.Errorf("%s: re-encoding differs", v.name)
+		if string(out[:DataOffset]) != string(v.MAD[:DataOffset]) || string(out[DataOffset:]) != string(v.MAD[DataOffset:]) {
+			t.Errorf("%s: re-encoding differs", v.Name)
 		}
 	}
 }
@@ -95,16 +43,16 @@ func TestVectorsClassPortInfo(t *testing.T) {
 	for name, want := range map[string]uint16{"ca-cpi": 0x1200, "sw-cpi": 0x1300} {
 		v := mustVector(t, name)
 		var m MAD
-		if err := m.UnmarshalBinary(v.mad); err != nil {
+		if err := m.UnmarshalBinary(v.MAD); err != nil {
 			t.Fatal(err)
 		}
 		var c ClassPortInfo
 		if err := c.UnmarshalBinary(m.Data[:]); err != nil {
 			t.Fatal(err)
 		}
-		got := capRE.FindStringSubmatch(v.out[0])
+		got := capRE.FindStringSubmatch(v.Out[0])
 		if got == nil || got[1] != fmt.Sprintf("0x%04x", c.CapabilityMask) || c.CapabilityMask != want {
-			t.Errorf("%s: CapabilityMask 0x%04x, perfquery %q", name, c.CapabilityMask, v.out[0])
+			t.Errorf("%s: CapabilityMask 0x%04x, perfquery %q", name, c.CapabilityMask, v.Out[0])
 		}
 		if c.BaseVersion != 1 || c.ClassVersion != 1 || c.RespTimeValue != 0x12 || c.CapabilityMask2 != 0 {
 			t.Errorf("%s: %+v", name, c)
@@ -121,7 +69,7 @@ func TestVectorsPortCounters(t *testing.T) {
 	n := 0
 	for _, v := range loadVectors(t) {
 		var m MAD
-		if err := m.UnmarshalBinary(v.mad); err != nil {
+		if err := m.UnmarshalBinary(v.MAD); err != nil {
 			t.Fatal(err)
 		}
 		var got string
@@ -142,9 +90,9 @@ func TestVectorsPortCounters(t *testing.T) {
 			continue
 		}
 		n++
-		want := strings.Join(v.out[1:], "\n") + "\n"
+		want := strings.Join(v.Out[1:], "\n") + "\n"
 		if got != want {
-			t.Errorf("%s:\n got:\n%s\nwant (perfquery):\n%s", v.name, got, want)
+			t.Errorf("%s:\n got:\n%s\nwant (perfquery):\n%s", v.Name, got, want)
 		}
 	}
 	if n < 5 {
@@ -155,7 +103,7 @@ func TestVectorsPortCounters(t *testing.T) {
 func TestVectorValues(t *testing.T) {
 	v := mustVector(t, "ca-pc")
 	var m MAD
-	m.UnmarshalBinary(v.mad)
+	m.UnmarshalBinary(v.MAD)
 	var c PortCounters
 	c.UnmarshalBinary(m.Data[:])
 	e := c.Errors()
@@ -167,7 +115,7 @@ func TestVectorValues(t *testing.T) {
 		t.Errorf("ibsim counts 72 dwords per packet: data %d pkts %d", c.PortXmitData, c.PortXmitPkts)
 	}
 	v = mustVector(t, "sw-pc-all")
-	m.UnmarshalBinary(v.mad)
+	m.UnmarshalBinary(v.MAD)
 	c.UnmarshalBinary(m.Data[:])
 	if c.PortSelect != AllPorts || c.SymbolErrorCounter != 12 || c.PortXmitDiscards != 5 || c.LinkDownedCounter != 255 {
 		t.Errorf("sw all ports: %+v", c)

@@ -1,47 +1,31 @@
 package smp
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/madtest"
+)
 
 func benchData(b *testing.B, name string) (MAD, []byte) {
 	b.Helper()
 	v := mustVector(b, name)
 	m := decodeMAD(b, v)
-	return m, v.mad
+	return m, v.MAD
 }
 
 func BenchmarkMADDecode(b *testing.B) {
 	_, raw := benchData(b, "sp-portinfo-0,1")
-	var m MAD
-	b.ReportAllocs()
-	b.SetBytes(MADSize)
-	for b.Loop() {
-		if err := m.UnmarshalBinary(raw); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(MAD), raw, true)
 }
 
 func BenchmarkMADEncode(b *testing.B) {
 	m, _ := benchData(b, "sp-portinfo-0,1")
-	out := make([]byte, MADSize)
-	b.ReportAllocs()
-	b.SetBytes(MADSize)
-	for b.Loop() {
-		if err := m.MarshalTo(out); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchEncode(b, &m, make([]byte, MADSize), true)
 }
 
 func BenchmarkNodeInfoDecode(b *testing.B) {
 	m, _ := benchData(b, "sp-nodeinfo-0,1")
-	var n NodeInfo
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := n.UnmarshalBinary(m.Data[:]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(NodeInfo), m.Data[:], false)
 }
 
 func BenchmarkNodeInfoEncode(b *testing.B) {
@@ -50,24 +34,12 @@ func BenchmarkNodeInfoEncode(b *testing.B) {
 	if err := n.UnmarshalBinary(m.Data[:]); err != nil {
 		b.Fatal(err)
 	}
-	out := make([]byte, DataSize)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := n.MarshalTo(out); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchEncode(b, &n, make([]byte, DataSize), false)
 }
 
 func BenchmarkPortInfoDecode(b *testing.B) {
 	m, _ := benchData(b, "sp-portinfo-0,1")
-	var p PortInfo
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := p.UnmarshalBinary(m.Data[:]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchDecode(b, new(PortInfo), m.Data[:], false)
 }
 
 func BenchmarkPortInfoEncode(b *testing.B) {
@@ -76,13 +48,7 @@ func BenchmarkPortInfoEncode(b *testing.B) {
 	if err := p.UnmarshalBinary(m.Data[:]); err != nil {
 		b.Fatal(err)
 	}
-	out := make([]byte, DataSize)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := p.MarshalTo(out); err != nil {
-			b.Fatal(err)
-		}
-	}
+	madtest.BenchEncode(b, &p, make([]byte, DataSize), false)
 }
 
 func BenchmarkLinkToken(b *testing.B) {

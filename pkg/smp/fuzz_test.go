@@ -2,8 +2,9 @@ package smp
 
 import (
 	"errors"
-	"reflect"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/madtest"
 )
 
 // seedAttr adds the data area of every captured vector (the attribute's
@@ -38,26 +39,7 @@ func fuzzAttr[T any, P interface {
 	attrCodec
 }](f *testing.F, attr uint16) {
 	seedAttr(f, attr)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var v1 T
-		if err := P(&v1).UnmarshalBinary(b); err != nil {
-			if !errors.Is(err, ErrShort) {
-				t.Fatalf("unexpected error %v", err)
-			}
-			return
-		}
-		out := make([]byte, DataSize)
-		if err := P(&v1).MarshalTo(out); err != nil {
-			t.Fatal(err)
-		}
-		var v2 T
-		if err := P(&v2).UnmarshalBinary(out); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(v1, v2) {
-			t.Fatalf("round trip\n got %+v\nwant %+v", v2, v1)
-		}
-	})
+	madtest.FuzzAttr[T, P](f, DataSize, ErrShort)
 }
 
 func FuzzNodeInfo(f *testing.F)        { fuzzAttr[NodeInfo](f, AttrNodeInfo) }
@@ -77,7 +59,7 @@ func FuzzPortInfoExtended(f *testing.F) {
 
 func FuzzMAD(f *testing.F) {
 	for _, v := range loadVectors(f) {
-		f.Add(v.mad)
+		f.Add(v.MAD)
 	}
 	f.Add(unhex(f, ref17Response))
 	f.Add(unhex(f, ref17Request))

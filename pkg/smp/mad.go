@@ -9,18 +9,19 @@ package smp
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
+
+	"github.com/ibfabric/ibdiag/pkg/mad"
 )
 
 // Sizes of the MAD and its parts.
 const (
-	MADSize       = 256 // a whole MAD
-	HeaderSize    = 24  // the common MAD header
-	DataOffset    = 64  // offset of the 64-byte SMP data area
-	DataSize      = 64  // size of the SMP data area (one attribute)
-	InitPathOff   = 128 // directed-route initial path
-	RetPathOff    = 192 // directed-route return path
-	MaxHops       = 63  // the longest directed route
+	MADSize       = mad.Size       // a whole MAD
+	HeaderSize    = mad.HeaderSize // the common MAD header
+	DataOffset    = 64             // offset of the 64-byte SMP data area
+	DataSize      = 64             // size of the SMP data area (one attribute)
+	InitPathOff   = 128            // directed-route initial path
+	RetPathOff    = 192            // directed-route return path
+	MaxHops       = 63             // the longest directed route
 	PermissiveLID = 0xFFFF
 )
 
@@ -32,64 +33,58 @@ const (
 
 // MAD methods. A response has the R bit (0x80) set.
 const (
-	MethodGet          uint8 = 0x01
-	MethodSet          uint8 = 0x02
-	MethodGetResp      uint8 = 0x81
-	MethodTrap         uint8 = 0x05
-	MethodTrapRepress  uint8 = 0x07
-	MethodResponseFlag uint8 = 0x80
+	MethodGet          = mad.MethodGet
+	MethodSet          = mad.MethodSet
+	MethodGetResp      = mad.MethodGetResp
+	MethodTrap         = mad.MethodTrap
+	MethodTrapRepress  = mad.MethodTrapRepress
+	MethodResponseFlag = mad.MethodResponseFlag
 )
 
 // Status bits of the MAD header.
 const (
-	StatusBusy             uint16 = 0x0001
-	StatusRedirect         uint16 = 0x0002
-	StatusBadVersion       uint16 = 0x0004 // unsupported base or class version
-	StatusMethodUnsupp     uint16 = 0x0008 // method not supported
-	StatusMethodAttrUnsupp uint16 = 0x000C // method/attribute combination not supported
-	StatusInvalidField     uint16 = 0x001C // invalid attribute value or modifier
-	StatusDirection        uint16 = 0x8000 // D bit of a directed-route SMP
+	StatusBusy             = mad.StatusBusy
+	StatusRedirect         = mad.StatusRedirect
+	StatusBadVersion       = mad.StatusBadVersion       // unsupported base or class version
+	StatusMethodUnsupp     = mad.StatusMethodUnsupp     // method not supported
+	StatusMethodAttrUnsupp = mad.StatusMethodAttrUnsupp // method/attribute combination not supported
+	StatusInvalidField     = mad.StatusInvalidField     // invalid attribute value or modifier
 )
+
+// StatusDirection is the D bit of a directed-route SMP's status (set on
+// the way back).
+const StatusDirection uint16 = 0x8000
 
 // Sentinel errors of the codec.
 var (
 	// ErrShort: the buffer is smaller than the structure it should hold.
-	ErrShort = errors.New("smp: buffer too short")
+	ErrShort = mad.ErrShort
 	// ErrVersion: the MAD's base version is not 1.
-	ErrVersion = errors.New("smp: unsupported MAD base version")
+	ErrVersion = mad.ErrVersion
 	// ErrClass: the MAD is not an SMP (class 0x01 or 0x81).
 	ErrClass = errors.New("smp: not a subnet management class")
 	// ErrHopCount: a directed route longer than 63 hops.
 	ErrHopCount = errors.New("smp: directed route longer than 63 hops")
 )
 
-// MAD is a decoded 256-byte subnet management packet. For LID-routed
-// SMPs the directed-route fields (HopPointer, HopCount, DrSLID, DrDLID and
-// the paths) are reserved and encode as zero.
+// MAD is a decoded 256-byte subnet management packet: the common MAD
+// header and the SMP's own fields. For LID-routed SMPs the directed-route
+// fields (HopPointer, HopCount, DrSLID, DrDLID and the paths) are reserved
+// and encode as zero.
 type MAD struct {
-	BaseVersion  uint8
-	Class        uint8
-	ClassVersion uint8
-	Method       uint8  // including the R bit
-	Status       uint16 // raw 16 bits; for DR SMPs bit 15 is the D bit
-	HopPointer   uint8
-	HopCount     uint8
-	TID          uint64
-	AttrID       uint16
-	AttrMod      uint32
-	MKey         uint64
-	DrSLID       uint16
-	DrDLID       uint16
-	Data         [DataSize]byte
-	InitialPath  [64]byte
-	ReturnPath   [64]byte
+	mad.Header  // Status: raw 16 bits; for DR SMPs bit 15 is the D bit
+	HopPointer  uint8
+	HopCount    uint8
+	MKey        uint64
+	DrSLID      uint16
+	DrDLID      uint16
+	Data        [DataSize]byte
+	InitialPath [64]byte
+	ReturnPath  [64]byte
 }
 
 // IsDirectRoute reports whether m is a directed-route SMP.
 func (m *MAD) IsDirectRoute() bool { return m.Class == ClassDirectRoute }
-
-// IsResponse reports whether the R bit of the method is set.
-func (m *MAD) IsResponse() bool { return m.Method&MethodResponseFlag != 0 }
 
 // Returning reports whether the D bit of a directed-route SMP is set.
 func (m *MAD) Returning() bool { return m.IsDirectRoute() && m.Status&StatusDirection != 0 }
@@ -121,14 +116,7 @@ func (m *MAD) MarshalTo(b []byte) error {
 	}
 	b = b[:MADSize]
 	clear(b)
-	b[0] = m.BaseVersion
-	b[1] = m.Class
-	b[2] = m.ClassVersion
-	b[3] = m.Method
-	binary.BigEndian.PutUint16(b[4:], m.Status)
-	binary.BigEndian.PutUint64(b[8:], m.TID)
-	binary.BigEndian.PutUint16(b[16:], m.AttrID)
-	binary.BigEndian.PutUint32(b[20:], m.AttrMod)
+	m.Header.MarshalTo(b)
 	binary.BigEndian.PutUint64(b[24:], m.MKey)
 	copy(b[DataOffset:], m.Data[:])
 	if m.IsDirectRoute() {
@@ -148,20 +136,13 @@ func (m *MAD) UnmarshalBinary(b []byte) error {
 	if len(b) < MADSize {
 		return ErrShort
 	}
-	if b[0] != 1 {
+	if b[0] != mad.BaseVersion {
 		return ErrVersion
 	}
 	if b[1] != ClassLIDRouted && b[1] != ClassDirectRoute {
 		return ErrClass
 	}
-	m.BaseVersion = b[0]
-	m.Class = b[1]
-	m.ClassVersion = b[2]
-	m.Method = b[3]
-	m.Status = binary.BigEndian.Uint16(b[4:])
-	m.TID = binary.BigEndian.Uint64(b[8:])
-	m.AttrID = binary.BigEndian.Uint16(b[16:])
-	m.AttrMod = binary.BigEndian.Uint32(b[20:])
+	m.Header.UnmarshalBinary(b) // cannot fail: length and version checked
 	m.MKey = binary.BigEndian.Uint64(b[24:])
 	copy(m.Data[:], b[DataOffset:DataOffset+DataSize])
 	if m.Class == ClassDirectRoute {
@@ -183,15 +164,17 @@ func (m *MAD) UnmarshalBinary(b []byte) error {
 // (pure DR: DrSLID = DrDLID = permissive).
 func NewGet(p DRPath, attr uint16, mod uint32) MAD {
 	m := MAD{
-		BaseVersion:  1,
-		Class:        ClassDirectRoute,
-		ClassVersion: 1,
-		Method:       MethodGet,
-		HopCount:     p.Len(),
-		AttrID:       attr,
-		AttrMod:      mod,
-		DrSLID:       PermissiveLID,
-		DrDLID:       PermissiveLID,
+		Header: mad.Header{
+			BaseVersion:  mad.BaseVersion,
+			Class:        ClassDirectRoute,
+			ClassVersion: 1,
+			Method:       MethodGet,
+			AttrID:       attr,
+			AttrMod:      mod,
+		},
+		HopCount: p.Len(),
+		DrSLID:   PermissiveLID,
+		DrDLID:   PermissiveLID,
 	}
 	copy(m.InitialPath[:], p.ports[:p.hops+1])
 	return m
@@ -199,14 +182,14 @@ func NewGet(p DRPath, attr uint16, mod uint32) MAD {
 
 // NewLIDGet returns a LID-routed SubnGet request for attr/mod.
 func NewLIDGet(attr uint16, mod uint32) MAD {
-	return MAD{
-		BaseVersion:  1,
+	return MAD{Header: mad.Header{
+		BaseVersion:  mad.BaseVersion,
 		Class:        ClassLIDRouted,
 		ClassVersion: 1,
 		Method:       MethodGet,
 		AttrID:       attr,
 		AttrMod:      mod,
-	}
+	}}
 }
 
 // Path returns the directed route of a DR SMP (its initial path).
@@ -222,33 +205,7 @@ func (m *MAD) Path() DRPath {
 }
 
 // StatusError is a non-zero SMP status returned by the target's SMA.
-type StatusError struct {
-	Status uint16 // without the D bit
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("bad status 0x%x (%s)", e.Status, StatusText(e.Status))
-}
+type StatusError = mad.StatusError
 
 // StatusText names an SMP status code as the IB specification does.
-func StatusText(s uint16) string {
-	switch {
-	case s == 0:
-		return "success"
-	case s&StatusBusy != 0:
-		return "busy"
-	case s&StatusRedirect != 0:
-		return "redirect"
-	}
-	switch s & 0x1C {
-	case StatusBadVersion:
-		return "bad version"
-	case StatusMethodUnsupp:
-		return "method not supported"
-	case StatusMethodAttrUnsupp:
-		return "method/attribute combination not supported"
-	case StatusInvalidField:
-		return "invalid attribute or modifier"
-	}
-	return "class specific"
-}
+func StatusText(s uint16) string { return mad.StatusText(s) }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/pkg/mad"
 )
 
 // unhex turns "offset: bytes" rows (offsets are MAD offsets in hex) into
@@ -152,7 +154,7 @@ func TestMADErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.name, err, tt.err)
 		}
 	}
-	m := MAD{BaseVersion: 1, Class: ClassDirectRoute, HopCount: 64}
+	m := MAD{Header: mad.Header{BaseVersion: 1, Class: ClassDirectRoute}, HopCount: 64}
 	if _, err := m.MarshalBinary(); !errors.Is(err, ErrHopCount) {
 		t.Errorf("64 hops: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 func printedIndexed(t *testing.T, v vector) map[int][]uint64 {
 	t.Helper()
 	m := make(map[int][]uint64)
-	for _, l := range v.out {
+	for _, l := range v.Out {
 		head, rest, ok := strings.Cut(l, ":")
 		if !ok {
 			continue
@@ -25,7 +25,7 @@ func printedIndexed(t *testing.T, v vector) map[int][]uint64 {
 		for _, f := range strings.Fields(rest) {
 			n, err := strconv.ParseUint(f, 0, 64)
 			if err != nil {
-				t.Fatalf("%s: %q: %v", v.name, l, err)
+				t.Fatalf("%s: %q: %v", v.Name, l, err)
 			}
 			m[i] = append(m[i], n)
 		}
@@ -144,7 +144,7 @@ func TestVectorsSLtoVL(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.file, s, want)
 		}
 		found := false
-		for _, l := range v.out {
+		for _, l := range v.Out {
 			if strings.HasPrefix(l, tt.rowHead) {
 				found = true
 				for sl, vl := range printedBars(t, l) {
@@ -183,7 +183,7 @@ func TestVectorsVLArb(t *testing.T) {
 			t.Fatal(err)
 		}
 		var vls, weights [][]uint64
-		for _, l := range v.out {
+		for _, l := range v.Out {
 			switch {
 			case strings.HasPrefix(l, "VL    :"):
 				vls = append(vls, printedBars(t, l))
@@ -223,7 +223,7 @@ func TestVectorsLFT(t *testing.T) {
 	}
 	// ibroute rows "0x0003 001 : (...)"; all other LIDs of block 0 unrouted.
 	routed := map[int]uint8{}
-	for _, l := range v.out {
+	for _, l := range v.Out {
 		var lid, port int
 		if len(l) > 10 && strings.HasPrefix(l, "0x") && strings.Contains(l, " : (") {
 			l64, err1 := strconv.ParseUint(l[2:6], 16, 16)

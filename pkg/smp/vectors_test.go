@@ -1,80 +1,26 @@
 package smp
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/madtest"
 )
 
 // vector is one captured response MAD from testdata/*.hex (written by
 // testdata/capture.sh): the 256 bytes and the text the real tool printed.
-type vector struct {
-	name string
-	mad  []byte
-	out  []string // tool output, without the "> " prefix
-}
+type vector = madtest.Vector
 
-func loadVector(t testing.TB, path string) vector {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	v := vector{name: strings.TrimSuffix(filepath.Base(path), ".hex")}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "> "):
-			v.out = append(v.out, line[2:])
-		case line == ">":
-			v.out = append(v.out, "")
-		default:
-			b, err := hex.DecodeString(strings.ReplaceAll(line, " ", ""))
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			v.mad = append(v.mad, b...)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(v.mad) != MADSize {
-		t.Fatalf("%s: %d MAD bytes, want %d", path, len(v.mad), MADSize)
-	}
-	return v
-}
+func loadVectors(t testing.TB) []vector { return madtest.LoadAll(t) }
 
-func loadVectors(t testing.TB) []vector {
-	t.Helper()
-	paths, err := filepath.Glob("testdata/*.hex")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no test vectors: %v", err)
-	}
-	vs := make([]vector, 0, len(paths))
-	for _, p := range paths {
-		vs = append(vs, loadVector(t, p))
-	}
-	return vs
-}
-
-func mustVector(t testing.TB, name string) vector {
-	t.Helper()
-	return loadVector(t, filepath.Join("testdata", name+".hex"))
-}
+func mustVector(t testing.TB, name string) vector { return madtest.Must(t, name) }
 
 // fields parses libibmad's "Name:.....value" lines.
-func (v vector) fields() map[string]string {
+func fields(v vector) map[string]string {
 	m := make(map[string]string)
-	for _, l := range v.out {
+	for _, l := range v.Out {
 		i := strings.IndexByte(l, ':')
 		if i <= 0 || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "\t") {
 			continue
@@ -87,8 +33,8 @@ func (v vector) fields() map[string]string {
 func decodeMAD(t testing.TB, v vector) MAD {
 	t.Helper()
 	var m MAD
-	if err := m.UnmarshalBinary(v.mad); err != nil {
-		t.Fatalf("%s: %v", v.name, err)
+	if err := m.UnmarshalBinary(v.MAD); err != nil {
+		t.Fatalf("%s: %v", v.Name, err)
 	}
 	return m
 }
@@ -96,7 +42,7 @@ func decodeMAD(t testing.TB, v vector) MAD {
 // Every captured MAD is a good DR GetResp that re-encodes byte for byte.
 func TestVectorsMADRoundTrip(t *testing.T) {
 	for _, v := range loadVectors(t) {
-		t.Run(v.name, func(t *testing.T) {
+		t.Run(v.Name, func(t *testing.T) {
 			m := decodeMAD(t, v)
 			if !m.IsDirectRoute() || !m.IsResponse() || !m.Returning() || m.Method != MethodGetResp {
 				t.Errorf("class 0x%02x method 0x%02x status 0x%04x: not a DR GetResp", m.Class, m.Method, m.Status)
@@ -111,12 +57,12 @@ func TestVectorsMADRoundTrip(t *testing.T) {
 			if err := m.MarshalTo(out); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(out, v.mad) {
-				t.Errorf("re-encoded MAD differs\n got %x\nwant %x", out, v.mad)
+			if !bytes.Equal(out, v.MAD) {
+				t.Errorf("re-encoded MAD differs\n got %x\nwant %x", out, v.MAD)
 			}
 			// The request path printed by the tool is the decoded path.
-			if len(v.out) > 0 && strings.Contains(v.out[0], "DR path") {
-				want := v.out[0][strings.LastIndex(v.out[0], "; ")+2:]
+			if len(v.Out) > 0 && strings.Contains(v.Out[0], "DR path") {
+				want := v.Out[0][strings.LastIndex(v.Out[0], "; ")+2:]
 				want, _, _ = strings.Cut(want, " ")
 				if got := m.Path().String(); got != want {
 					t.Errorf("path %q, tool printed %q", got, want)
@@ -127,16 +73,13 @@ func TestVectorsMADRoundTrip(t *testing.T) {
 }
 
 // attrCodec is what every attribute value type implements.
-type attrCodec interface {
-	UnmarshalBinary([]byte) error
-	MarshalTo([]byte) error
-}
+type attrCodec = madtest.Codec
 
 // Attribute data of every vector decodes and re-encodes to the same
 // bytes over the part the attribute uses.
 func TestVectorsAttrRoundTrip(t *testing.T) {
 	for _, v := range loadVectors(t) {
-		t.Run(v.name, func(t *testing.T) {
+		t.Run(v.Name, func(t *testing.T) {
 			m := decodeMAD(t, v)
 			var a attrCodec
 			used := DataSize
@@ -199,11 +142,11 @@ func checkFields(t *testing.T, got, want map[string]string) {
 func TestVectorsMatchSmpquery(t *testing.T) {
 	for _, v := range loadVectors(t) {
 		m := decodeMAD(t, v)
-		want := v.fields()
-		t.Run(v.name, func(t *testing.T) {
+		want := fields(v)
+		t.Run(v.Name, func(t *testing.T) {
 			switch m.AttrID {
 			case AttrNodeInfo:
-				if !strings.Contains(v.name, "nodeinfo") {
+				if !strings.Contains(v.Name, "nodeinfo") {
 					t.Skip("NodeInfo read by the tool for its own use")
 				}
 				var n NodeInfo
@@ -218,7 +161,7 @@ func TestVectorsMatchSmpquery(t *testing.T) {
 				}
 				checkFields(t, switchInfoFields(&s), want)
 			case AttrPortInfo:
-				if !strings.Contains(v.name, "portinfo") {
+				if !strings.Contains(v.Name, "portinfo") {
 					t.Skip("PortInfo read by the tool for its own use")
 				}
 				var p PortInfo

@@ -225,6 +225,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		Generated:      time.Now(),
 		Name:           namer,
 		Group:          c.Bool("grouping"),
+		Warn:           func(msg string) { fmt.Fprintf(stderr, "%s %s\n", paint.Warn("ibdiscover: warning:"), msg) },
 	}
 	write := func(w io.Writer) error {
 		switch sel.kind {

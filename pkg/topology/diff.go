@@ -115,9 +115,9 @@ type differ struct {
 
 func (d *differ) header(n *model.Node, idPrefix, prefix string) {
 	if n.IsSwitch() {
-		d.b = appendSwitchHeader(d.b, n, &d.o, nil, idPrefix, prefix)
+		d.b = appendSwitchHeader(d.b, n, &d.o, nil, "", idPrefix, prefix)
 	} else {
-		d.b = appendCAHeader(d.b, n, nil, idPrefix, prefix)
+		d.b = appendCAHeader(d.b, n, nil, "", idPrefix, prefix)
 	}
 }
 
@@ -134,9 +134,9 @@ func (d *differ) port(pp *model.PhysPort, prefix string) {
 		return
 	}
 	if pp.Node.IsSwitch() {
-		d.b = appendSwitchPort(d.b, pp, &d.o, prefix)
+		d.b = appendSwitchPort(d.b, pp, &d.o, nil, prefix)
 	} else {
-		d.b = appendCAPort(d.b, pp, &d.o, prefix)
+		d.b = appendCAPort(d.b, pp, &d.o, nil, prefix)
 	}
 }
 

@@ -5,6 +5,7 @@ package topology
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -33,8 +34,10 @@ type Options struct {
 	Generated time.Time
 	// Name maps nodes to names (default DescName).
 	Name Namer
-	// Group groups nodes into chassis by SystemImageGUID (-g).
+	// Group groups nodes into chassis as ibnetdiscover -g does.
 	Group bool
+	// Warn, when set, receives a warning (a chassis grouping that failed).
+	Warn func(string)
 }
 
 func appendNodeID(b []byte, n *model.Node) []byte {
@@ -100,6 +103,9 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 	var g *grouping
 	if o.Group {
 		g = groupNodes(f)
+		if g.err != nil && o.Warn != nil {
+			o.Warn(fmt.Sprintf("chassis grouping failed (%v): printed without chassis (ibnetdiscover's library fails the whole discovery on this fabric)", g.err))
+		}
 		for _, ch := range g.chassis {
 			if ch.num == 0 {
 				continue
@@ -111,16 +117,41 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 				b = appendHex(b, ch.guid)
 				b = append(b, ')')
 			}
-			b = append(b, "\n\n# Spine Nodes\n# Line Nodes\n# Chassis Switches"...)
+			b = append(b, '\n')
+			chname := ""
+			if isXsigoGUID(ch.guid) {
+				for _, n := range ch.nodes {
+					if isXsigoHCA(n.GUID()) {
+						chname = n.Description()
+						b = append(b, "Hostname: "...)
+						b = append(b, chname...)
+						b = append(b, '\n')
+					}
+				}
+			}
+			b = append(b, "\n# Spine Nodes"...)
+			for _, n := range ch.spines[1:] {
+				if n != nil {
+					b = appendChassisSwitch(b, n, &o, g, chname)
+				}
+			}
+			b = append(b, "\n# Line Nodes"...)
+			for _, n := range ch.lines[1:] {
+				if n != nil {
+					b = appendChassisSwitch(b, n, &o, g, chname)
+				}
+			}
+			b = append(b, "\n# Chassis Switches"...)
 			for _, n := range ch.nodes {
 				if n.Type() == smp.NodeSwitch {
-					b = appendNode(b, n, &o, g)
+					b = appendChassisSwitch(b, n, &o, g, chname)
 				}
 			}
 			b = append(b, "\n# Chassis CAs"...)
 			for _, n := range ch.nodes {
 				if n.Type() == smp.NodeCA {
-					b = appendNode(b, n, &o, g)
+					b = appendCAHeader(b, n, g, chname, "", "")
+					b = appendCAPorts(b, n, &o, g)
 				}
 			}
 			if err := flush(false); err != nil {
@@ -151,25 +182,37 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 func appendNode(b []byte, n *model.Node, o *Options, g *grouping) []byte {
 	switch n.Type() {
 	case smp.NodeSwitch:
-		b = appendSwitchHeader(b, n, o, g, "", "")
-		for p := 1; p <= n.NumPorts(); p++ {
-			if pp := n.Port(p); pp != nil && pp.Remote != nil {
-				b = appendSwitchPort(b, pp, o, "")
-			}
-		}
+		b = appendChassisSwitch(b, n, o, g, "")
 	case smp.NodeCA, smp.NodeRouter:
-		b = appendCAHeader(b, n, g, "", "")
-		for p := 1; p <= n.NumPorts(); p++ {
-			if pp := n.Port(p); pp != nil && pp.Remote != nil {
-				b = appendCAPort(b, pp, o, "")
-			}
+		b = appendCAHeader(b, n, g, "", "", "")
+		b = appendCAPorts(b, n, o, g)
+	}
+	return b
+}
+
+// appendChassisSwitch appends n as a switch block (libibnetdisc prints
+// every chip in a chassis slot so, a router board too).
+func appendChassisSwitch(b []byte, n *model.Node, o *Options, g *grouping, chname string) []byte {
+	b = appendSwitchHeader(b, n, o, g, chname, "", "")
+	for p := 1; p <= n.NumPorts(); p++ {
+		if pp := n.Port(p); pp != nil && pp.Remote != nil {
+			b = appendSwitchPort(b, pp, o, g, "")
+		}
+	}
+	return b
+}
+
+func appendCAPorts(b []byte, n *model.Node, o *Options, g *grouping) []byte {
+	for p := 1; p <= n.NumPorts(); p++ {
+		if pp := n.Port(p); pp != nil && pp.Remote != nil {
+			b = appendCAPort(b, pp, o, g, "")
 		}
 	}
 	return b
 }
 
 // appendIDs appends the vendid/devid/sysimgguid lines, each prefixed.
-func appendIDs(b []byte, n *model.Node, g *grouping, prefix string) []byte {
+func appendIDs(b []byte, n *model.Node, g *grouping, chname, prefix string) []byte {
 	b = append(b, '\n')
 	b = append(b, prefix...)
 	b = append(b, "vendid=0x"...)
@@ -188,6 +231,15 @@ func appendIDs(b []byte, n *model.Node, g *grouping, prefix string) []byte {
 	if ch != 0 {
 		b = append(b, "\t\t# Chassis "...)
 		b = strconv.AppendInt(b, int64(ch), 10)
+		if chname != "" {
+			b = append(b, " ("...)
+			b = append(b, chname...)
+			b = append(b, ')')
+		}
+		if p := n.Port(1); isXsigoTCA(n.GUID()) && p != nil && p.Remote != nil {
+			b = append(b, " slot "...)
+			b = strconv.AppendInt(b, int64(p.Remote.Num), 10)
+		}
 	}
 	if n.Info.SystemImageGUID != 0 || ch != 0 {
 		b = append(b, '\n')
@@ -196,8 +248,8 @@ func appendIDs(b []byte, n *model.Node, g *grouping, prefix string) []byte {
 }
 
 // appendSwitchHeader appends a switch's ids, switchguid and Switch lines.
-func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *grouping, idPrefix, swPrefix string) []byte {
-	b = appendIDs(b, n, g, idPrefix)
+func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *grouping, chname, idPrefix, swPrefix string) []byte {
+	b = appendIDs(b, n, g, chname, idPrefix)
 	b = append(b, idPrefix...)
 	b = append(b, "switchguid=0x"...)
 	b = appendHex(b, n.GUID())
@@ -205,9 +257,13 @@ func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *grouping, idPref
 	b = appendHex(b, n.Info.PortGUID)
 	b = append(b, ')')
 	if g != nil {
-		// Chassis type and slot strings exist only for the vendor chassis
-		// tables (Voltaire, Mellanox IS4), which are not implemented.
+		// chassis type and slot of Voltaire and Mellanox IS4 chips
 		b = append(b, "\t# "...)
+		if t := g.chassisType(n); t != "" {
+			b = append(b, t...)
+			b = append(b, ' ')
+		}
+		b = append(b, g.slotString(n)...)
 	}
 	b = append(b, '\n')
 	b = appendSwitchDetail(b, n, o, swPrefix)
@@ -237,8 +293,8 @@ func appendSwitchDetail(b []byte, n *model.Node, o *Options, prefix string) []by
 }
 
 // appendCAHeader appends a CA's or router's ids, guid and Ca/Rt lines.
-func appendCAHeader(b []byte, n *model.Node, g *grouping, idPrefix, caPrefix string) []byte {
-	b = appendIDs(b, n, g, idPrefix)
+func appendCAHeader(b []byte, n *model.Node, g *grouping, chname, idPrefix, caPrefix string) []byte {
+	b = appendIDs(b, n, g, chname, idPrefix)
 	b = append(b, idPrefix...)
 	if n.Type() == smp.NodeRouter {
 		b = append(b, "rtguid=0x"...)
@@ -248,6 +304,9 @@ func appendCAHeader(b []byte, n *model.Node, g *grouping, idPrefix, caPrefix str
 	b = appendHex(b, n.GUID())
 	b = append(b, '\n')
 	b = appendCADetail(b, n, caPrefix)
+	if g != nil && isXsigoHCA(n.GUID()) {
+		b = append(b, " (scp)"...)
+	}
 	return append(b, '\n')
 }
 
@@ -275,16 +334,19 @@ func remoteLID(r *model.PhysPort) uint16 {
 	return r.Info.LID
 }
 
-func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, prefix string) []byte {
+func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, g *grouping, prefix string) []byte {
 	r := pp.Remote
 	b = append(b, prefix...)
 	b = append(b, '[')
 	b = strconv.AppendInt(b, int64(pp.Num), 10)
-	b = append(b, "]\t\""...)
+	b = append(b, ']')
+	b = appendExt(b, g, pp)
+	b = append(b, "\t\""...)
 	b = appendNodeID(b, r.Node)
 	b = append(b, "\"["...)
 	b = strconv.AppendInt(b, int64(r.Num), 10)
 	b = append(b, ']')
+	b = appendExt(b, g, r)
 	if !r.Node.IsSwitch() {
 		b = append(b, '(')
 		b = appendHex(b, r.GUID)
@@ -295,12 +357,42 @@ func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, prefix string) [
 	b = append(b, "\" lid "...)
 	b = strconv.AppendInt(b, int64(remoteLID(r)), 10)
 	b = append(b, ' ')
-	b = appendLinkToken(b, pp)
-	b = appendFull(b, pp, o)
+	if pp.Node.IsSwitch() {
+		b = appendLinkToken(b, pp)
+	} else {
+		// a router board in a Voltaire chassis slot, printed as a
+		// switch: libibnetdisc has no port 0 to take the speed from
+		b = append(b, smp.WidthToken(pp.Info.LinkWidthActive)...)
+		b = append(b, smp.SpeedToken(0, 0, false)...)
+	}
+	if pp.Node.IsSwitch() {
+		b = appendFull(b, pp, o)
+	} else {
+		full := *pp
+		full.Info.LinkSpeedActive = 0 // "s=0" too
+		b = appendFull(b, &full, o)
+	}
+	switch {
+	case isXsigoTCA(r.GUID):
+		b = append(b, " slot "...)
+		b = strconv.AppendInt(b, int64(pp.Num), 10)
+	case isXsigoHCA(r.GUID):
+		b = append(b, " (scp)"...)
+	}
 	return append(b, '\n')
 }
 
-func appendCAPort(b []byte, pp *model.PhysPort, o *Options, prefix string) []byte {
+// appendExt appends "[ext N]" for a chassis' external port (-g).
+func appendExt(b []byte, g *grouping, pp *model.PhysPort) []byte {
+	if e := g.extPort(pp); e != 0 {
+		b = append(b, "[ext "...)
+		b = strconv.AppendInt(b, int64(e), 10)
+		b = append(b, ']')
+	}
+	return b
+}
+
+func appendCAPort(b []byte, pp *model.PhysPort, o *Options, g *grouping, prefix string) []byte {
 	r := pp.Remote
 	b = append(b, prefix...)
 	b = append(b, '[')
@@ -312,6 +404,7 @@ func appendCAPort(b []byte, pp *model.PhysPort, o *Options, prefix string) []byt
 	b = append(b, "\"["...)
 	b = strconv.AppendInt(b, int64(r.Num), 10)
 	b = append(b, ']')
+	b = appendExt(b, g, r)
 	if !r.Node.IsSwitch() {
 		b = append(b, " ("...)
 		b = appendHex(b, r.GUID)

@@ -14,6 +14,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
@@ -124,6 +125,12 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	defer s.Close()
 	if err := s.sweep(c.Context, false); err != nil {
 		return err
+	}
+	// PMAs are reached by LID: without LIDs no SM ran and nothing can be
+	// read. Say so (exit 5) instead of failing every port.
+	if why := routing.NothingToCheck(s.res.Fabric, false); why != "" {
+		s.partial(stderr)
+		return nothingToCheckJSON(stdout, c.Bool("json"), portcounters.Schema, why)
 	}
 	cfg := portcounters.Config{
 		Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,

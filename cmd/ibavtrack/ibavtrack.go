@@ -209,6 +209,19 @@ func nothingToCheck(reason string) error {
 	return cliapp.Exit(exitcode.NothingChecked, errors.New("nothing to check: "+reason))
 }
 
+// nothingToCheckJSON is nothingToCheck for a command whose --json
+// document, when nothing was checked, is {schema, clean: false, reason}.
+func nothingToCheckJSON(stdout io.Writer, asJSON bool, schema, reason string) error {
+	if asJSON {
+		writeJSON(stdout, struct {
+			Schema string `json:"schema"`
+			Clean  bool   `json:"clean"`
+			Reason string `json:"reason"`
+		}{schema, false, "nothing to check: " + reason})
+	}
+	return nothingToCheck(reason)
+}
+
 // resolve finds a port the user names (LID, GUID or node name).
 func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
 	p, _, err := resolveLID(f, what, spec)

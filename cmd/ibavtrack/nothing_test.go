@@ -11,7 +11,7 @@ import (
 
 const fabrics = "../../testdata/fabrics/"
 
-// TestNothingToCheck: links --check, path and watch on a fabric where no
+// TestNothingToCheck: links --check, path, watch and errors on a fabric where no
 // SM ran say why they checked nothing and exit 5, never 0.
 func TestNothingToCheck(t *testing.T) {
 	noSM := []string{"--sim", fabrics + "loop.net", "--sim-sm=false"}
@@ -29,6 +29,8 @@ func TestNothingToCheck(t *testing.T) {
 		{"path --json", append([]string{"path", "--json", "h1", "h2"}, noSM...), routing.NoLIDs, true},
 		{"path without tables", append([]string{"path", "h1", "h2"}, noLFT...), routing.NoTables, false},
 		{"watch", append([]string{"watch", "--count", "1", "h2"}, noSM...), routing.NoLIDs, false},
+		{"errors", append([]string{"errors"}, noSM...), routing.NoLIDs, false},
+		{"errors --json", append([]string{"errors", "--json"}, noSM...), routing.NoLIDs, true},
 		{"links --check routed", []string{"links", "--check", "--sim", fabrics + "loop.net"}, "", false},
 	}
 	for _, tc := range tests {

@@ -46,14 +46,7 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if why := routing.NothingToCheck(f, true); why != "" {
 		// No path can be followed: say why instead of "no such LID".
 		s.partial(stderr)
-		if c.Bool("json") {
-			writeJSON(stdout, struct {
-				Schema string `json:"schema"`
-				Clean  bool   `json:"clean"`
-				Reason string `json:"reason"`
-			}{pathSchema, false, "nothing to check: " + why})
-		}
-		return nothingToCheck(why)
+		return nothingToCheckJSON(stdout, c.Bool("json"), pathSchema, why)
 	}
 	src, slid, err := resolveLID(f, "SRC", c.Args().Get(0))
 	if err != nil {

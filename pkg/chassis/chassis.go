@@ -11,6 +11,7 @@ package chassis
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -709,19 +710,20 @@ func (g *Grouping) build(f *model.Fabric) error {
 	}
 	// Chassis by chassis GUID. libibnetdisc looks chassis up in the
 	// fabric's list, which it sets when it adds the first of these: until
-	// then no chassis is found.
+	// then no chassis is found. A lookup finds the first chassis of the
+	// list with that GUID (Voltaire chassis included).
 	visible := false
+	byGUID := make(map[uint64]*Chassis)
+	for _, ch := range g.chassis {
+		if _, ok := byGUID[ch.GUID]; !ok {
+			byGUID[ch.GUID] = ch
+		}
+	}
 	find := func(n *model.Node) *Chassis {
 		if !visible {
 			return nil
 		}
-		cg := chassisGUID(n)
-		for _, ch := range g.chassis {
-			if ch.GUID == cg {
-				return ch
-			}
-		}
-		return nil
+		return byGUID[chassisGUID(n)]
 	}
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
 		n := f.Nodes[i]
@@ -732,7 +734,11 @@ func (g *Grouping) build(f *model.Fabric) error {
 			ch.count++
 			continue
 		}
-		g.chassis = append(g.chassis, &Chassis{GUID: chassisGUID(n), count: 1})
+		ch := &Chassis{GUID: chassisGUID(n), count: 1}
+		g.chassis = append(g.chassis, ch)
+		if _, ok := byGUID[ch.GUID]; !ok {
+			byGUID[ch.GUID] = ch
+		}
 		visible = true
 	}
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
@@ -753,11 +759,14 @@ func (g *Grouping) build(f *model.Fabric) error {
 		case !c.found:
 			c.found = true
 			c.ch = ch
-			// libibnetdisc prepends: the chassis lists nodes in discovery order.
-			ch.Nodes = append([]*model.Node{n}, ch.Nodes...)
+			ch.Nodes = append(ch.Nodes, n) // reversed below
 		case n.Info.VendorID == vendorMellanox:
 			g.insertMellanox(n, ch)
 		}
+	}
+	// libibnetdisc prepends: the chassis lists nodes in discovery order.
+	for _, ch := range g.chassis {
+		slices.Reverse(ch.Nodes)
 	}
 	return nil
 }

@@ -180,7 +180,12 @@ func writeFabric(spec, path string) (nodes, switches, ports int, host string, er
 	return
 }
 
-var madsLine = regexp.MustCompile(`# Total MADs used: (\d+)`)
+var (
+	madsLine = regexp.MustCompile(`# Total MADs used: (\d+)`)
+	// ibdiscover -m's header shows ibnetdiscover's count; the SMPs it
+	// sent itself are on stderr.
+	sentLine = regexp.MustCompile(`(?m)^ibdiscover: (\d+) SMPs sent`)
+)
 
 func runOnce(c config, dir string) (sample, error) {
 	cmd := exec.Command(c.bin, c.args...)
@@ -198,7 +203,9 @@ func runOnce(c config, dir string) (sample, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		s.rss = ru.Maxrss
 	}
-	if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
+	if m := sentLine.FindSubmatch(e.Bytes()); m != nil {
+		s.smps, _ = strconv.Atoi(string(m[1]))
+	} else if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
 		s.smps, _ = strconv.Atoi(string(m[1]))
 	}
 	return s, nil

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,6 +40,24 @@ func TestCompatChassis(t *testing.T) {
 				}
 				if len(oerr) != 0 {
 					t.Errorf("%v: stderr %q", args, oerr)
+				}
+			}
+			// The caches are byte-identical, and -g from either cache
+			// prints what ibnetdiscover prints from it.
+			cs := makeCaches(t, sim, t.TempDir(), "chassis")
+			ob, _ := os.ReadFile(cs.ours)
+			tb, _ := os.ReadFile(cs.theirs)
+			if !bytes.Equal(ob, tb) {
+				t.Errorf("our cache (%d bytes) differs from ibnetdiscover's (%d bytes)", len(ob), len(tb))
+			}
+			for _, c := range []string{cs.ours, cs.theirs} {
+				theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", "--load-cache", c, "-g")
+				ours, oerr, code := runOurs(t, "--load-cache", c, "-g")
+				if code != 0 || tcode != 0 {
+					t.Fatalf("--load-cache -g: exit %d (%s), ibnetdiscover %d (%s)", code, oerr, tcode, terr)
+				}
+				if o, th := stripDate(ours), stripDate(theirs); o != th {
+					t.Errorf("--load-cache %s -g differs from ibnetdiscover:\n%s", filepath.Base(c), golden.LineDiff(th, o))
 				}
 			}
 		})

@@ -11,7 +11,8 @@
 //	        flag, SwitchInfo (64), NodeGUID (8), node type, NumPorts,
 //	        NodeInfo (64), NodeDescription (64), key count K, then K keys
 //	        of port GUID (8) + port number
-//	port    95 bytes: port GUID (8), port number, external port number,
+//	port    95 bytes: port GUID (8), port number, external port number
+//	        (chassis line ports, see package chassis),
 //	        base LID (2), LMC, PortInfo (64), owning NodeGUID (8), remote
 //	        flag, remote port GUID (8), remote port number
 //
@@ -32,6 +33,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ibfabric/ibdiag/pkg/chassis"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -239,11 +241,18 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 			buckets[h] = append(buckets[h], p)
 		}
 	}
+	// libibnetdisc groups chassis at the end of every discovery: the
+	// ports of Voltaire and Mellanox IS4 chassis lines carry their
+	// external port numbers.
+	ext := func(*model.PhysPort) int { return 0 }
+	if chassis.HasExtPorts(f) {
+		ext = chassis.Group(f).ExtPort
+	}
 	for _, bucket := range buckets {
 		for i := len(bucket) - 1; i >= 0; i-- {
 			p := bucket[i]
 			b = le.AppendUint64(b, p.GUID)
-			b = append(b, p.Num, 0)
+			b = append(b, p.Num, uint8(ext(p)))
 			b = le.AppendUint16(b, p.BaseLID())
 			b = append(b, p.LMC())
 			b = append(b, p.RawInfo[:]...)

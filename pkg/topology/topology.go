@@ -6,6 +6,7 @@ package topology
 import (
 	"bufio"
 	"fmt"
+	"github.com/ibfabric/ibdiag/pkg/chassis"
 	"io"
 	"strconv"
 	"time"
@@ -100,28 +101,28 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 		}
 		return nil
 	}
-	var g *grouping
+	var g *chassis.Grouping
 	if o.Group {
-		g = groupNodes(f)
-		if g.err != nil && o.Warn != nil {
-			o.Warn(fmt.Sprintf("chassis grouping failed (%v): printed without chassis (ibnetdiscover's library fails the whole discovery on this fabric)", g.err))
+		g = chassis.Group(f)
+		if g.Err != nil && o.Warn != nil {
+			o.Warn(fmt.Sprintf("chassis grouping failed (%v): printed without chassis (ibnetdiscover's library fails the whole discovery on this fabric)", g.Err))
 		}
-		for _, ch := range g.chassis {
-			if ch.num == 0 {
+		for _, ch := range g.All() {
+			if ch.Num == 0 {
 				continue
 			}
 			b = append(b, "\nChassis "...)
-			b = strconv.AppendInt(b, int64(ch.num), 10)
-			if ch.guid != 0 {
+			b = strconv.AppendInt(b, int64(ch.Num), 10)
+			if ch.GUID != 0 {
 				b = append(b, " (guid 0x"...)
-				b = appendHex(b, ch.guid)
+				b = appendHex(b, ch.GUID)
 				b = append(b, ')')
 			}
 			b = append(b, '\n')
 			chname := ""
-			if isXsigoGUID(ch.guid) {
-				for _, n := range ch.nodes {
-					if isXsigoHCA(n.GUID()) {
+			if chassis.IsXsigoGUID(ch.GUID) {
+				for _, n := range ch.Nodes {
+					if chassis.IsXsigoHCA(n.GUID()) {
 						chname = n.Description()
 						b = append(b, "Hostname: "...)
 						b = append(b, chname...)
@@ -130,25 +131,25 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 				}
 			}
 			b = append(b, "\n# Spine Nodes"...)
-			for _, n := range ch.spines[1:] {
+			for _, n := range ch.Spines[1:] {
 				if n != nil {
 					b = appendChassisSwitch(b, n, &o, g, chname)
 				}
 			}
 			b = append(b, "\n# Line Nodes"...)
-			for _, n := range ch.lines[1:] {
+			for _, n := range ch.Lines[1:] {
 				if n != nil {
 					b = appendChassisSwitch(b, n, &o, g, chname)
 				}
 			}
 			b = append(b, "\n# Chassis Switches"...)
-			for _, n := range ch.nodes {
+			for _, n := range ch.Nodes {
 				if n.Type() == smp.NodeSwitch {
 					b = appendChassisSwitch(b, n, &o, g, chname)
 				}
 			}
 			b = append(b, "\n# Chassis CAs"...)
-			for _, n := range ch.nodes {
+			for _, n := range ch.Nodes {
 				if n.Type() == smp.NodeCA {
 					b = appendCAHeader(b, n, g, chname, "", "")
 					b = appendCAPorts(b, n, &o, g)
@@ -163,7 +164,7 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 	for _, t := range []uint8{smp.NodeSwitch, smp.NodeCA, smp.NodeRouter} {
 		for i := len(f.Nodes) - 1; i >= 0; i-- {
 			n := f.Nodes[i]
-			if n.Type() != t || g.chassisNum(n) != 0 {
+			if n.Type() != t || g.Num(n) != 0 {
 				continue
 			}
 			b = appendNode(b, n, &o, g)
@@ -179,7 +180,7 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 }
 
 // appendNode appends a node block: ids, header and linked port lines.
-func appendNode(b []byte, n *model.Node, o *Options, g *grouping) []byte {
+func appendNode(b []byte, n *model.Node, o *Options, g *chassis.Grouping) []byte {
 	switch n.Type() {
 	case smp.NodeSwitch:
 		b = appendChassisSwitch(b, n, o, g, "")
@@ -192,7 +193,7 @@ func appendNode(b []byte, n *model.Node, o *Options, g *grouping) []byte {
 
 // appendChassisSwitch appends n as a switch block (libibnetdisc prints
 // every chip in a chassis slot so, a router board too).
-func appendChassisSwitch(b []byte, n *model.Node, o *Options, g *grouping, chname string) []byte {
+func appendChassisSwitch(b []byte, n *model.Node, o *Options, g *chassis.Grouping, chname string) []byte {
 	b = appendSwitchHeader(b, n, o, g, chname, "", "")
 	for p := 1; p <= n.NumPorts(); p++ {
 		if pp := n.Port(p); pp != nil && pp.Remote != nil {
@@ -202,7 +203,7 @@ func appendChassisSwitch(b []byte, n *model.Node, o *Options, g *grouping, chnam
 	return b
 }
 
-func appendCAPorts(b []byte, n *model.Node, o *Options, g *grouping) []byte {
+func appendCAPorts(b []byte, n *model.Node, o *Options, g *chassis.Grouping) []byte {
 	for p := 1; p <= n.NumPorts(); p++ {
 		if pp := n.Port(p); pp != nil && pp.Remote != nil {
 			b = appendCAPort(b, pp, o, g, "")
@@ -212,7 +213,7 @@ func appendCAPorts(b []byte, n *model.Node, o *Options, g *grouping) []byte {
 }
 
 // appendIDs appends the vendid/devid/sysimgguid lines, each prefixed.
-func appendIDs(b []byte, n *model.Node, g *grouping, chname, prefix string) []byte {
+func appendIDs(b []byte, n *model.Node, g *chassis.Grouping, chname, prefix string) []byte {
 	b = append(b, '\n')
 	b = append(b, prefix...)
 	b = append(b, "vendid=0x"...)
@@ -222,7 +223,7 @@ func appendIDs(b []byte, n *model.Node, g *grouping, chname, prefix string) []by
 	b = append(b, "devid=0x"...)
 	b = appendHex(b, uint64(n.Info.DeviceID))
 	b = append(b, '\n')
-	ch := g.chassisNum(n)
+	ch := g.Num(n)
 	if n.Info.SystemImageGUID != 0 {
 		b = append(b, prefix...)
 		b = append(b, "sysimgguid=0x"...)
@@ -236,7 +237,7 @@ func appendIDs(b []byte, n *model.Node, g *grouping, chname, prefix string) []by
 			b = append(b, chname...)
 			b = append(b, ')')
 		}
-		if p := n.Port(1); isXsigoTCA(n.GUID()) && p != nil && p.Remote != nil {
+		if p := n.Port(1); chassis.IsXsigoTCA(n.GUID()) && p != nil && p.Remote != nil {
 			b = append(b, " slot "...)
 			b = strconv.AppendInt(b, int64(p.Remote.Num), 10)
 		}
@@ -248,7 +249,7 @@ func appendIDs(b []byte, n *model.Node, g *grouping, chname, prefix string) []by
 }
 
 // appendSwitchHeader appends a switch's ids, switchguid and Switch lines.
-func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *grouping, chname, idPrefix, swPrefix string) []byte {
+func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *chassis.Grouping, chname, idPrefix, swPrefix string) []byte {
 	b = appendIDs(b, n, g, chname, idPrefix)
 	b = append(b, idPrefix...)
 	b = append(b, "switchguid=0x"...)
@@ -259,11 +260,11 @@ func appendSwitchHeader(b []byte, n *model.Node, o *Options, g *grouping, chname
 	if g != nil {
 		// chassis type and slot of Voltaire and Mellanox IS4 chips
 		b = append(b, "\t# "...)
-		if t := g.chassisType(n); t != "" {
+		if t := g.Type(n); t != "" {
 			b = append(b, t...)
 			b = append(b, ' ')
 		}
-		b = append(b, g.slotString(n)...)
+		b = append(b, g.Slot(n)...)
 	}
 	b = append(b, '\n')
 	b = appendSwitchDetail(b, n, o, swPrefix)
@@ -293,7 +294,7 @@ func appendSwitchDetail(b []byte, n *model.Node, o *Options, prefix string) []by
 }
 
 // appendCAHeader appends a CA's or router's ids, guid and Ca/Rt lines.
-func appendCAHeader(b []byte, n *model.Node, g *grouping, chname, idPrefix, caPrefix string) []byte {
+func appendCAHeader(b []byte, n *model.Node, g *chassis.Grouping, chname, idPrefix, caPrefix string) []byte {
 	b = appendIDs(b, n, g, chname, idPrefix)
 	b = append(b, idPrefix...)
 	if n.Type() == smp.NodeRouter {
@@ -304,7 +305,7 @@ func appendCAHeader(b []byte, n *model.Node, g *grouping, chname, idPrefix, caPr
 	b = appendHex(b, n.GUID())
 	b = append(b, '\n')
 	b = appendCADetail(b, n, caPrefix)
-	if g != nil && isXsigoHCA(n.GUID()) {
+	if g != nil && chassis.IsXsigoHCA(n.GUID()) {
 		b = append(b, " (scp)"...)
 	}
 	return append(b, '\n')
@@ -334,7 +335,7 @@ func remoteLID(r *model.PhysPort) uint16 {
 	return r.Info.LID
 }
 
-func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, g *grouping, prefix string) []byte {
+func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, g *chassis.Grouping, prefix string) []byte {
 	r := pp.Remote
 	b = append(b, prefix...)
 	b = append(b, '[')
@@ -373,18 +374,18 @@ func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, g *grouping, pre
 		b = appendFull(b, &full, o)
 	}
 	switch {
-	case isXsigoTCA(r.GUID):
+	case chassis.IsXsigoTCA(r.GUID):
 		b = append(b, " slot "...)
 		b = strconv.AppendInt(b, int64(pp.Num), 10)
-	case isXsigoHCA(r.GUID):
+	case chassis.IsXsigoHCA(r.GUID):
 		b = append(b, " (scp)"...)
 	}
 	return append(b, '\n')
 }
 
 // appendExt appends "[ext N]" for a chassis' external port (-g).
-func appendExt(b []byte, g *grouping, pp *model.PhysPort) []byte {
-	if e := g.extPort(pp); e != 0 {
+func appendExt(b []byte, g *chassis.Grouping, pp *model.PhysPort) []byte {
+	if e := g.ExtPort(pp); e != 0 {
 		b = append(b, "[ext "...)
 		b = strconv.AppendInt(b, int64(e), 10)
 		b = append(b, ']')
@@ -392,7 +393,7 @@ func appendExt(b []byte, g *grouping, pp *model.PhysPort) []byte {
 	return b
 }
 
-func appendCAPort(b []byte, pp *model.PhysPort, o *Options, g *grouping, prefix string) []byte {
+func appendCAPort(b []byte, pp *model.PhysPort, o *Options, g *chassis.Grouping, prefix string) []byte {
 	r := pp.Remote
 	b = append(b, prefix...)
 	b = append(b, '[')

@@ -305,7 +305,12 @@ func bareClient(file string, window int) error {
 	return nil
 }
 
-var madsLine = regexp.MustCompile(`# Total MADs used: (\d+)`)
+var (
+	madsLine = regexp.MustCompile(`# Total MADs used: (\d+)`)
+	// ibdiscover -m's header shows ibnetdiscover's count; the SMPs it
+	// sent itself are on stderr.
+	sentLine = regexp.MustCompile(`(?m)^ibdiscover: (\d+) SMPs sent`)
+)
 
 // timeBin measures each process on its own: the kernel's peak RSS of
 // that process (not inherited from a Go parent, as ru_maxrss of a child
@@ -335,7 +340,9 @@ func runOnce(c config, dir string) (sample, error) {
 		return sample{}, fmt.Errorf("%s wrote %q", timeBin, tb)
 	}
 	s.rss, _ = strconv.ParseInt(f[1], 10, 64)
-	if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
+	if m := sentLine.FindSubmatch(e.Bytes()); m != nil {
+		s.smps, _ = strconv.Atoi(string(m[1]))
+	} else if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
 		s.smps, _ = strconv.Atoi(string(m[1]))
 	}
 	return s, nil

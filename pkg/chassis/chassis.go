@@ -1,8 +1,17 @@
-package topology
+// Package chassis groups a fabric's nodes into chassis as libibnetdisc
+// (infiniband-diags 44, ibnetdiscover -g) does: Voltaire ISR chassis
+// rebuilt from their chips' device IDs and cabling, Mellanox InfiniScale
+// IV directors from their "MF0;" node descriptions, Topspin/InfiniCon and
+// Xsigo chassis GUIDs, and every other node by a chassis GUID shared by at
+// least two nodes. It also gives the external port numbers of chassis
+// line ports, which ibnetdiscover prints as "[ext N]" and stores in its
+// cache.
+package chassis
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -43,8 +52,8 @@ const (
 )
 
 const (
-	spinesMax = 18 // spine slots of a chassis
-	linesMax  = 36 // line slots of a chassis
+	SpinesMax = 18 // spine slots of a chassis
+	LinesMax  = 36 // line slots of a chassis
 )
 
 // slotKind is where a chip sits in a vendor chassis.
@@ -72,16 +81,23 @@ const (
 
 var isrNames = [...]string{"", "ISR9288", "ISR9096", "ISR2012", "ISR2004", "ISR4700", "ISR4200"}
 
-// chassis is one chassis of ibnetdiscover -g: a Voltaire chassis built
+// Chassis is one chassis of ibnetdiscover -g: a Voltaire chassis built
 // around its spines, or a group of nodes sharing a chassis GUID (with the
 // Mellanox IS4 chips of a director in its spine and line slots).
-type chassis struct {
-	num    int    // 1.., or 0 when the group has a single node
-	guid   uint64 // chassis GUID
-	count  int
-	nodes  []*model.Node // generic members, in libibnetdisc's list order
-	spines [spinesMax + 1]*model.Node
-	lines  [linesMax + 1]*model.Node
+type Chassis struct {
+	// Num is the chassis number (1..), 0 for a group of a single node
+	// (not a chassis).
+	Num int
+	// GUID is the chassis GUID.
+	GUID  uint64
+	count int
+	// Nodes are the members grouped by chassis GUID, in libibnetdisc's
+	// list order (discovery order).
+	Nodes []*model.Node
+	// Spines and Lines are the chips in spine slots 1..18 and line
+	// slots 1..36 (index 0 unused).
+	Spines [SpinesMax + 1]*model.Node
+	Lines  [LinesMax + 1]*model.Node
 }
 
 // chip is libibnetdisc's vendor chassis record of one node.
@@ -92,25 +108,25 @@ type chip struct {
 	chipNum int
 	isr     int    // Voltaire chassis type
 	typeStr string // Mellanox system type
-	ch      *chassis
+	ch      *Chassis
 }
 
-// grouping is ibnetdiscover -g's chassis grouping, libibnetdisc's
+// Grouping is ibnetdiscover -g's chassis grouping, libibnetdisc's
 // group_nodes: Voltaire chassis from the chips' device IDs and cabling,
 // Mellanox IS4 directors from their "MF0;" descriptions, then every other
 // node grouped by chassis GUID (SystemImageGUID, with the slot byte of
 // Topspin/InfiniCon GUIDs masked and Xsigo's rules) when at least two
 // nodes share it.
-type grouping struct {
-	chassis []*chassis
+type Grouping struct {
+	chassis []*Chassis
 	chip    map[*model.Node]*chip
 	ext     map[*model.PhysPort]int // external port numbers ("[ext N]")
-	// err is set when libibnetdisc's grouping fails (a chip whose slot
+	// Err is set when libibnetdisc's grouping fails (a chip whose slot
 	// index is out of range); the grouping then holds no chassis.
-	err error
+	Err error
 }
 
-func (g *grouping) rec(n *model.Node) *chip {
+func (g *Grouping) rec(n *model.Node) *chip {
 	c := g.chip[n]
 	if c == nil {
 		c = &chip{}
@@ -119,15 +135,17 @@ func (g *grouping) rec(n *model.Node) *chip {
 	return c
 }
 
-func (g *grouping) found(n *model.Node) bool {
+func (g *Grouping) found(n *model.Node) bool {
 	c := g.chip[n]
 	return c != nil && c.found
 }
 
-func isXsigoGUID(guid uint64) bool    { return guid&0xffffff0000000000 == 0x0013970000000000 }
+// IsXsigoGUID, IsXsigoHCA and IsXsigoTCA are libibnetdisc's Xsigo GUID
+// classes (a chassis, its host channel adapter, its I/O modules).
+func IsXsigoGUID(guid uint64) bool    { return guid&0xffffff0000000000 == 0x0013970000000000 }
 func isXsigoLeafOne(guid uint64) bool { return guid&0xffffffffff000000 == 0x0013970102000000 }
-func isXsigoHCA(guid uint64) bool     { return guid&0xffffffff00000000 == 0x0013970200000000 }
-func isXsigoTCA(guid uint64) bool     { return guid&0xffffffff00000000 == 0x0013970300000000 }
+func IsXsigoHCA(guid uint64) bool     { return guid&0xffffffff00000000 == 0x0013970200000000 }
+func IsXsigoTCA(guid uint64) bool     { return guid&0xffffffff00000000 == 0x0013970300000000 }
 func isXsigoSwitch(guid uint64) bool  { return guid&0xffffffff00000000 == 0x0013970100000000 }
 
 // chassisGUID is libibnetdisc's chassis GUID of a node.
@@ -136,8 +154,8 @@ func chassisGUID(n *model.Node) uint64 {
 	switch {
 	case n.Info.VendorID == vendorTopspin || n.Info.VendorID == vendorSilver:
 		return g & 0xffffffff00ffffff // byte 4 is the slot
-	case n.Info.VendorID == vendorXsigo || isXsigoGUID(g):
-		if !isXsigoHCA(g) && !isXsigoTCA(g) {
+	case n.Info.VendorID == vendorXsigo || IsXsigoGUID(g):
+		if !IsXsigoHCA(g) && !IsXsigoTCA(g) {
 			if isXsigoSwitch(g) {
 				return g & 0xffffffff00ffffff
 			}
@@ -242,7 +260,7 @@ func extRange(first int, v ...int) [37]int {
 func portNum(p *model.PhysPort) int { return int(p.Num) }
 
 // sfbSlot places spine n by the line port lp it is cabled to.
-func (g *grouping) sfbSlot(n *model.Node, lp *model.PhysPort) {
+func (g *Grouping) sfbSlot(n *model.Node, lp *model.PhysPort) {
 	c := g.rec(n)
 	c.slot = slotSpine
 	p := portNum(lp)
@@ -268,7 +286,7 @@ func (g *grouping) sfbSlot(n *model.Node, lp *model.PhysPort) {
 }
 
 // routerSlot places router board n by the spine port sp it is cabled to.
-func (g *grouping) routerSlot(n *model.Node, sp *model.PhysPort) {
+func (g *Grouping) routerSlot(n *model.Node, sp *model.PhysPort) {
 	c := g.rec(n)
 	c.found = true
 	c.slot = slotSRBD
@@ -301,7 +319,7 @@ func (g *grouping) routerSlot(n *model.Node, sp *model.PhysPort) {
 }
 
 // slbSlot places line n by the spine port sp it is cabled to.
-func (g *grouping) slbSlot(n *model.Node, sp *model.PhysPort) {
+func (g *Grouping) slbSlot(n *model.Node, sp *model.PhysPort) {
 	c := g.rec(n)
 	c.slot = slotLine
 	s := sp.Node
@@ -349,7 +367,7 @@ func atoi(s string) int {
 }
 
 // fillMellanox reads an IS4 chip's "MF0;" description.
-func (g *grouping) fillMellanox(n *model.Node) {
+func (g *Grouping) fillMellanox(n *model.Node) {
 	if g.found(n) || devID(n) != devIS4 {
 		return
 	}
@@ -399,7 +417,7 @@ func (g *grouping) fillMellanox(n *model.Node) {
 	}
 	c.found = true
 	c.slotNum = int(uint8(atoi(slotName[1:])))
-	if (c.slot == slotLine && c.slotNum > linesMax+1) || (c.slot == slotSpine && c.slotNum > spinesMax+1) {
+	if (c.slot == slotLine && c.slotNum > LinesMax+1) || (c.slot == slotSpine && c.slotNum > SpinesMax+1) {
 		c.slotNum = 0
 		return
 	}
@@ -419,7 +437,7 @@ func (g *grouping) fillMellanox(n *model.Node) {
 
 // fillVoltaire finds a Voltaire chip's slot from its cabling and maps its
 // ports to the chassis' external port numbers.
-func (g *grouping) fillVoltaire(n *model.Node) {
+func (g *Grouping) fillVoltaire(n *model.Node) {
 	if g.found(n) {
 		return
 	}
@@ -473,7 +491,7 @@ func (g *grouping) fillVoltaire(n *model.Node) {
 
 // voltaireExt is the external port number of a Voltaire line (or sFB-4700
 // x2 spine) port, 0 for an internal port.
-func (g *grouping) voltaireExt(pp *model.PhysPort) int {
+func (g *Grouping) voltaireExt(pp *model.PhysPort) int {
 	n := pp.Node
 	c := g.chip[n]
 	l4700, x2 := isLine4700(n), isSpine4700x2(n)
@@ -501,19 +519,19 @@ func (g *grouping) voltaireExt(pp *model.PhysPort) int {
 	return extSLB8[k][p]
 }
 
-func (g *grouping) lineIndex(n *model.Node) (int, error) {
+func (g *Grouping) lineIndex(n *model.Node) (int, error) {
 	c := g.rec(n)
 	i := 3*(c.slotNum-1) + c.chipNum
 	if isLine4700(n) {
 		i = c.slotNum
 	}
-	if i < 1 || i > linesMax {
+	if i < 1 || i > LinesMax {
 		return 0, fmt.Errorf("%w: line index %d of node 0x%016x", errChassisIndex, i, n.GUID())
 	}
 	return i, nil
 }
 
-func (g *grouping) spineIndex(n *model.Node) (int, error) {
+func (g *Grouping) spineIndex(n *model.Node) (int, error) {
 	c := g.rec(n)
 	i := c.slotNum
 	switch {
@@ -522,40 +540,40 @@ func (g *grouping) spineIndex(n *model.Node) (int, error) {
 	case isSpine4700(n) || isSpine4700x2(n):
 		i = 2*(c.slotNum-1) + c.chipNum
 	}
-	if i < 1 || i > spinesMax {
+	if i < 1 || i > SpinesMax {
 		return 0, fmt.Errorf("%w: spine index %d of node 0x%016x", errChassisIndex, i, n.GUID())
 	}
 	return i, nil
 }
 
-func (g *grouping) insertLine(n *model.Node, ch *chassis) error {
+func (g *Grouping) insertLine(n *model.Node, ch *Chassis) error {
 	i, err := g.lineIndex(n)
 	if err != nil {
 		return err
 	}
-	if ch.lines[i] == nil {
-		ch.lines[i] = n
+	if ch.Lines[i] == nil {
+		ch.Lines[i] = n
 		g.rec(n).ch = ch
 	}
 	return nil
 }
 
-func (g *grouping) insertSpine(n *model.Node, ch *chassis) error {
+func (g *Grouping) insertSpine(n *model.Node, ch *Chassis) error {
 	i, err := g.spineIndex(n)
 	if err != nil {
 		return err
 	}
-	if ch.spines[i] == nil {
-		ch.spines[i] = n
+	if ch.Spines[i] == nil {
+		ch.Spines[i] = n
 		g.rec(n).ch = ch
 	}
 	return nil
 }
 
 // linesCatchSpines puts the spines cabled to the chassis' lines in.
-func (g *grouping) linesCatchSpines(ch *chassis) error {
-	for i := 1; i <= linesMax; i++ {
-		n := ch.lines[i]
+func (g *Grouping) linesCatchSpines(ch *Chassis) error {
+	for i := 1; i <= LinesMax; i++ {
+		n := ch.Lines[i]
 		if n == nil || !isLine(n) {
 			continue
 		}
@@ -577,9 +595,9 @@ func (g *grouping) linesCatchSpines(ch *chassis) error {
 
 // spinesCatchLines puts the lines and routers cabled to the chassis'
 // spines in.
-func (g *grouping) spinesCatchLines(ch *chassis) error {
-	for i := 1; i <= spinesMax; i++ {
-		n := ch.spines[i]
+func (g *Grouping) spinesCatchLines(ch *Chassis) error {
+	for i := 1; i <= SpinesMax; i++ {
+		n := ch.Spines[i]
 		if n == nil {
 			continue
 		}
@@ -600,7 +618,7 @@ func (g *grouping) spinesCatchLines(ch *chassis) error {
 }
 
 // buildVoltaire builds the chassis around spine n.
-func (g *grouping) buildVoltaire(n *model.Node, ch *chassis) error {
+func (g *Grouping) buildVoltaire(n *model.Node, ch *Chassis) error {
 	if err := g.insertSpine(n, ch); err != nil {
 		return err
 	}
@@ -624,30 +642,42 @@ func (g *grouping) buildVoltaire(n *model.Node, ch *chassis) error {
 			return err
 		}
 	}
-	for i := 1; i <= spinesMax; i++ {
-		if s := ch.spines[i]; s != nil {
-			ch.guid = s.GUID() - 1 // as the Voltaire SM numbers chassis
+	for i := 1; i <= SpinesMax; i++ {
+		if s := ch.Spines[i]; s != nil {
+			ch.GUID = s.GUID() - 1 // as the Voltaire SM numbers chassis
 			break
 		}
 	}
 	return nil
 }
 
-// groupNodes groups f's nodes into chassis as libibnetdisc does; chassis
-// are numbered in its order (Voltaire chassis first, then the others in
+// HasExtPorts reports whether f has chips whose ports can have external
+// port numbers (Voltaire chips, Mellanox IS4 chips): Group is needed for
+// ExtPort only then.
+func HasExtPorts(f *model.Fabric) bool {
+	for _, n := range f.Nodes {
+		if n.IsSwitch() && (n.Info.VendorID == vendorVoltaire || (n.Info.VendorID == vendorMellanox && devID(n) == devIS4)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Group groups f's nodes into chassis as libibnetdisc does; chassis are
+// numbered in its order (Voltaire chassis first, then the others in
 // all-nodes list order: reverse discovery).
-func groupNodes(f *model.Fabric) *grouping {
-	g := &grouping{chip: make(map[*model.Node]*chip), ext: make(map[*model.PhysPort]int)}
+func Group(f *model.Fabric) *Grouping {
+	g := &Grouping{chip: make(map[*model.Node]*chip), ext: make(map[*model.PhysPort]int)}
 	if err := g.build(f); err != nil {
 		// libibnetdisc's group_nodes fails, and with it the discovery
 		// (ibnetdiscover 44 may crash in its clean-up); ibdiscover prints
 		// the fabric without chassis.
-		return &grouping{chip: map[*model.Node]*chip{}, ext: map[*model.PhysPort]int{}, err: err}
+		return &Grouping{chip: map[*model.Node]*chip{}, ext: map[*model.PhysPort]int{}, Err: err}
 	}
 	return g
 }
 
-func (g *grouping) build(f *model.Fabric) error {
+func (g *Grouping) build(f *model.Fabric) error {
 	// libibnetdisc's lists are newest first: reverse discovery order.
 	var switches []*model.Node
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
@@ -668,11 +698,11 @@ func (g *grouping) build(f *model.Fabric) error {
 		if n.Info.VendorID != vendorVoltaire || !g.found(n) || !isSpine(n) {
 			continue
 		}
-		if c := g.chip[n]; c.ch != nil && c.ch.num != 0 {
+		if c := g.chip[n]; c.ch != nil && c.ch.Num != 0 {
 			continue
 		}
 		num++
-		ch := &chassis{num: num}
+		ch := &Chassis{Num: num}
 		g.chassis = append(g.chassis, ch)
 		if err := g.buildVoltaire(n, ch); err != nil {
 			return err
@@ -680,19 +710,20 @@ func (g *grouping) build(f *model.Fabric) error {
 	}
 	// Chassis by chassis GUID. libibnetdisc looks chassis up in the
 	// fabric's list, which it sets when it adds the first of these: until
-	// then no chassis is found.
+	// then no chassis is found. A lookup finds the first chassis of the
+	// list with that GUID (Voltaire chassis included).
 	visible := false
-	find := func(n *model.Node) *chassis {
+	byGUID := make(map[uint64]*Chassis)
+	for _, ch := range g.chassis {
+		if _, ok := byGUID[ch.GUID]; !ok {
+			byGUID[ch.GUID] = ch
+		}
+	}
+	find := func(n *model.Node) *Chassis {
 		if !visible {
 			return nil
 		}
-		cg := chassisGUID(n)
-		for _, ch := range g.chassis {
-			if ch.guid == cg {
-				return ch
-			}
-		}
-		return nil
+		return byGUID[chassisGUID(n)]
 	}
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
 		n := f.Nodes[i]
@@ -703,7 +734,11 @@ func (g *grouping) build(f *model.Fabric) error {
 			ch.count++
 			continue
 		}
-		g.chassis = append(g.chassis, &chassis{guid: chassisGUID(n), count: 1})
+		ch := &Chassis{GUID: chassisGUID(n), count: 1}
+		g.chassis = append(g.chassis, ch)
+		if _, ok := byGUID[ch.GUID]; !ok {
+			byGUID[ch.GUID] = ch
+		}
 		visible = true
 	}
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
@@ -715,67 +750,83 @@ func (g *grouping) build(f *model.Fabric) error {
 		if ch == nil || ch.count < 2 {
 			continue
 		}
-		if ch.num == 0 {
+		if ch.Num == 0 {
 			num++
-			ch.num = num
+			ch.Num = num
 		}
 		c := g.rec(n)
 		switch {
 		case !c.found:
 			c.found = true
 			c.ch = ch
-			// libibnetdisc prepends: the chassis lists nodes in discovery order.
-			ch.nodes = append([]*model.Node{n}, ch.nodes...)
+			ch.Nodes = append(ch.Nodes, n) // reversed below
 		case n.Info.VendorID == vendorMellanox:
 			g.insertMellanox(n, ch)
 		}
+	}
+	// libibnetdisc prepends: the chassis lists nodes in discovery order.
+	for _, ch := range g.chassis {
+		slices.Reverse(ch.Nodes)
 	}
 	return nil
 }
 
 // insertMellanox puts an IS4 director chip into its spine or line slot.
-func (g *grouping) insertMellanox(n *model.Node, ch *chassis) {
+func (g *Grouping) insertMellanox(n *model.Node, ch *Chassis) {
 	c := g.rec(n)
 	switch {
-	case c.slot == slotLine && c.slotNum <= linesMax:
-		if ch.lines[c.slotNum] != nil {
+	case c.slot == slotLine && c.slotNum <= LinesMax:
+		if ch.Lines[c.slotNum] != nil {
 			return
 		}
-		ch.lines[c.slotNum] = n
-	case c.slot == slotSpine && c.slotNum <= spinesMax:
-		if ch.spines[c.slotNum] != nil {
+		ch.Lines[c.slotNum] = n
+	case c.slot == slotSpine && c.slotNum <= SpinesMax:
+		if ch.Spines[c.slotNum] != nil {
 			return
 		}
-		ch.spines[c.slotNum] = n
+		ch.Spines[c.slotNum] = n
 	default:
 		return
 	}
 	c.ch = ch
 }
 
-// chassisOf is n's chassis when it is numbered, else nil (also when
-// grouping is off: g == nil).
-func (g *grouping) chassisOf(n *model.Node) *chassis {
+// All returns the chassis in libibnetdisc's list order; those with Num 0
+// are groups of one node.
+func (g *Grouping) All() []*Chassis {
 	if g == nil {
 		return nil
 	}
-	if c := g.chip[n]; c != nil && c.ch != nil && c.ch.num != 0 {
+	return g.chassis
+}
+
+// Of is n's chassis when it is numbered, else nil (also for a nil
+// grouping).
+func (g *Grouping) Of(n *model.Node) *Chassis {
+	if g == nil {
+		return nil
+	}
+	if c := g.chip[n]; c != nil && c.ch != nil && c.ch.Num != 0 {
 		return c.ch
 	}
 	return nil
 }
 
-// chassisNum is the chassis number of n, 0 when n is in no chassis or
-// grouping is off (g == nil).
-func (g *grouping) chassisNum(n *model.Node) int {
-	if ch := g.chassisOf(n); ch != nil {
-		return ch.num
+// Num is the chassis number of n, 0 when n is in no chassis (or g is
+// nil).
+func (g *Grouping) Num(n *model.Node) int {
+	if ch := g.Of(n); ch != nil {
+		return ch.Num
 	}
 	return 0
 }
 
-// chassisType is libibnetdisc's chassis type string of n ("" for none).
-func (g *grouping) chassisType(n *model.Node) string {
+// Type is libibnetdisc's chassis type string of n, e.g. "ISR9288" or a
+// Mellanox system type such as "IS5300" ("" for none).
+func (g *Grouping) Type(n *model.Node) string {
+	if g == nil {
+		return ""
+	}
 	c := g.chip[n]
 	if c == nil || c.ch == nil {
 		return ""
@@ -791,8 +842,12 @@ func (g *grouping) chassisType(n *model.Node) string {
 	return ""
 }
 
-// slotString is libibnetdisc's "<Line|Spine|SRBD> N Chip M" ("" for none).
-func (g *grouping) slotString(n *model.Node) string {
+// Slot is libibnetdisc's slot string "<Line|Spine|SRBD> N Chip M" ("" for
+// none).
+func (g *Grouping) Slot(n *model.Node) string {
+	if g == nil {
+		return ""
+	}
 	if v := n.Info.VendorID; v != vendorVoltaire && v != vendorMellanox {
 		return ""
 	}
@@ -803,8 +858,9 @@ func (g *grouping) slotString(n *model.Node) string {
 	return fmt.Sprintf("%s %d Chip %d", slotNames[c.slot], uint8(c.slotNum), uint8(c.chipNum))
 }
 
-// extPort is the external port number shown as "[ext N]" (0 for none).
-func (g *grouping) extPort(pp *model.PhysPort) int {
+// ExtPort is the external port number of a chassis line port, shown as
+// "[ext N]" (0 for none).
+func (g *Grouping) ExtPort(pp *model.PhysPort) int {
 	if g == nil {
 		return 0
 	}

@@ -5,8 +5,8 @@
 # SPECS (space-separated generator specs) and RUNS may be set.
 set -eu
 cd "$(dirname "$0")/.."
-go build -o bin/ ./cmd/ibdiscover
-go build -o bin/benchibsim ./tools/benchibsim
+CGO_ENABLED=0 go build -o bin/ ./cmd/ibdiscover
+CGO_ENABLED=0 go build -o bin/benchibsim ./tools/benchibsim
 for spec in ${SPECS:-fattree:levels=2,radix=64 fattree:levels=2,radix=24}; do
 	bin/benchibsim -spec "$spec" -runs "${RUNS:-7}" -ibdiscover bin/ibdiscover
 	echo

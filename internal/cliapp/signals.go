@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,11 +35,12 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 // Main is the binaries' entry point; tests call run (and so Run)
 // directly, where no signal handling is installed.
 //
-// It also sets the GC target of a one-shot tool (gcPercent) unless GOGC
-// is in the environment.
+// It also tunes the GC for a one-shot tool (no collection before
+// gcFloor, then the target gcPercent) unless GOGC or GOMEMLIMIT is in the
+// environment.
 func Main(run RunFunc) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		tuneGC()
 	}
 	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
 }

@@ -697,7 +697,6 @@ func (e *engine) accept(ctx context.Context, probes []*probe) ([]*model.Node, []
 		pg := ni.PortGUID
 		pp := n.EnsurePort(int(q), pg)
 		if p.parent != nil && q != 0 {
-			pp.Path = p.path
 			e.link(p.parent, pp, p.path)
 		}
 		fresh = append(fresh, n)
@@ -760,7 +759,6 @@ func (e *engine) known(ctx context.Context, old *model.Node, ni *smp.NodeInfo, q
 	}
 	if xp == nil {
 		xp = old.EnsurePort(int(q), ni.PortGUID)
-		xp.Path = p.path
 	}
 	e.link(p.parent, xp, p.path)
 	return true

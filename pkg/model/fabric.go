@@ -110,27 +110,28 @@ func (n *Node) managementPort() *PhysPort {
 	return nil
 }
 
-// PhysPort is one physical port of a node.
+// PhysPort is one physical port of a node. (A fabric holds one per
+// port: the fields are ordered so that the small ones share one word,
+// 192 bytes in all.)
 type PhysPort struct {
 	Node *Node
-	Num  uint8
 	GUID uint64
 
 	Info    smp.PortInfo
 	RawInfo [smp.DataSize]byte // PortInfo as received
-	HasInfo bool
 
 	// ExtInfo is the Mellanox ExtendedPortInfo (0xFF90), when read
 	// (HasExtInfo); most ports have none, so it is kept apart.
-	ExtInfo    *[smp.DataSize]byte
-	HasExtInfo bool
+	ExtInfo *[smp.DataSize]byte
 
 	// Remote is the peer port at the other end of the link, or nil.
 	Remote *PhysPort
+
+	Num        uint8
+	HasInfo    bool
+	HasExtInfo bool
 	// Healthy is false when the port misbehaved (errors, contradictions).
 	Healthy bool
-	// Path is the directed route to the node through this port.
-	Path smp.DRPath
 }
 
 // Link connects p and q both ways, first breaking any link either had.

@@ -12,7 +12,8 @@
 //
 //	go run ./tools/benchibsim [-spec fattree:levels=2,radix=64] [-runs 7] [-ibdiscover bin/ibdiscover]
 //
-// With -bare FILE -o N it is the bare client itself (used by the bench).
+// With -bare FILE -o N it is the bare client itself (used by the bench);
+// -prepare DIR only writes the fabric and its SMPs into DIR.
 package main
 
 import (
@@ -64,7 +65,17 @@ func main() {
 	ours := flag.String("ibdiscover", "bin/ibdiscover", "ibdiscover binary")
 	bare := flag.String("bare", "", "be the bare client: send the SMPs of `FILE` to ibsim")
 	window := flag.Int("o", 16, "the bare client's window")
+	prepare := flag.String("prepare", "", "only write the fabric (fabric.net) and its SMPs (smps.bin) into `DIR` and print the host to attach at (for measuring one process, e.g. under valgrind)")
 	flag.Parse()
+	if *prepare != "" {
+		fab, err := writeFabric(*spec, filepath.Join(*prepare, "fabric.net"), filepath.Join(*prepare, "smps.bin"))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchibsim: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("nodes=%d switches=%d ports=%d smps=%d host=%s\n", fab.nodes, fab.switches, fab.ports, fab.smps, fab.host)
+		return
+	}
 	if *bare != "" {
 		if err := bareClient(*bare, *window); err != nil {
 			fmt.Fprintf(os.Stderr, "benchibsim: %v\n", err)

@@ -2,7 +2,6 @@ package discover_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 )
@@ -14,7 +13,7 @@ func TestFailedPortInfoLeavesNoPort(t *testing.T) {
 	for _, id := range []string{"S0", "L2", "H3"} {
 		t.Run(id, func(t *testing.T) {
 			_, tr, _ := simSpec(t, `fattree:levels=2,radix=8;Error "`+id+`" 100 21`, "", nil)
-			res := discoverAll(t, tr, discover.Config{MaxHops: -1, Timeout: 50 * time.Millisecond, Retries: -1})
+			res := discoverAll(t, tr, discover.Config{MaxHops: -1, Timeout: peerTimeout, Retries: -1, FixedTimeout: true})
 			if !res.Partial() {
 				t.Fatal("not partial")
 			}

@@ -177,7 +177,7 @@ func TestPartialCachesLoad(t *testing.T) {
 	const tree, big = "fattree:levels=2,radix=8", "fattree:levels=2,radix=16"
 	// FixedTimeout: each SMP gets exactly one attempt, so every drop is a
 	// failure whatever the engine's retry policy for short attempts.
-	cfg := discover.Config{MaxHops: -1, Outstanding: 8, Timeout: 50 * time.Millisecond, Retries: -1, FixedTimeout: true}
+	cfg := discover.Config{MaxHops: -1, Outstanding: 8, Timeout: 10 * time.Second, Retries: -1, FixedTimeout: true}
 	cases := []struct {
 		name string
 		spec string

@@ -10,19 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 )
-
-const errorsNet = "testdata/errors.net"
-
-// writeFile writes content into a fresh temp file and returns its path.
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	return clitest.WriteFile(t, t.TempDir(), name, content)
-}
 
 // dropIBWarn removes the libumad2sim/libibmad chatter ibqueryerrors
 // prints on stdout under the shim (nothing, normally).

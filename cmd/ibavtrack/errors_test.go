@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/jsonschema"
 	"github.com/ibfabric/ibdiag/pkg/sim"
@@ -311,3 +312,12 @@ func TestInterruptErrors(t *testing.T) {
 		}
 	}
 }
+
+// writeFile writes content into a fresh temp file and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	return clitest.WriteFile(t, t.TempDir(), name, content)
+}
+
+// errorsNet is the fabric of the errors tests.
+const errorsNet = "testdata/errors.net"

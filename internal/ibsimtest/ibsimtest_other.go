@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !unix
 
 package ibsimtest
 
@@ -105,3 +105,12 @@ func WriteNetFile(t testing.TB, content string) string {
 	}
 	return p
 }
+
+// DiagTimeoutMS is the MAD timeout RunTool would give the C tools.
+const DiagTimeoutMS = 3000
+
+// WithDiagTimeout returns args unchanged: no C tool runs here.
+func WithDiagTimeout(args []string) []string { return args }
+
+// Args would add ibsim command-line arguments.
+func Args(...string) Option { return func(*options) {} }

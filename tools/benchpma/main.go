@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchpma times `ibavtrack errors` against ibqueryerrors on the
 // same ibsim fabric: it generates a fat tree, serves it with ibsim, runs
 // `opensm --once` under libumad2sim (ibsim's PMA answers by LID only),

@@ -397,7 +397,7 @@ func (e *engine) run(ctx context.Context) error {
 				break
 			}
 			e.phase(e.probeWin)
-			err := ParallelApart(ctx, e.cfg.Outstanding, len(probes), func(i int) int {
+			err := parallelApart(ctx, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
 				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
 					return int(p.parent.Num)
 				}
@@ -439,7 +439,7 @@ const probeChunk = 1024
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	e.phase(e.readWin)
-	return Parallel(ctx, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
+	return parallel(ctx, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
 			return e.readPort(ctx, r.n, r.num, r.path)

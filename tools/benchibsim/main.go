@@ -316,7 +316,10 @@ func bareClient(file string, window int) error {
 	return nil
 }
 
-var madsLine = regexp.MustCompile(`# Total MADs used: (\d+)`)
+var (
+	madsLine = regexp.MustCompile(`# Total MADs used: (\d+)`)
+	sentLine = regexp.MustCompile(`ibdiscover: (\d+) SMPs sent`)
+)
 
 // timeBin measures each process on its own: the kernel's peak RSS of
 // that process (not inherited from a Go parent, as ru_maxrss of a child
@@ -346,7 +349,11 @@ func runOnce(c config, dir string) (sample, error) {
 		return sample{}, fmt.Errorf("%s wrote %q", timeBin, tb)
 	}
 	s.rss, _ = strconv.ParseInt(f[1], 10, 64)
-	if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
+	// ibdiscover's own count is on stderr (-m's header carries
+	// ibnetdiscover's); ibnetdiscover's is in its header.
+	if m := sentLine.FindSubmatch(e.Bytes()); m != nil {
+		s.smps, _ = strconv.Atoi(string(m[1]))
+	} else if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
 		s.smps, _ = strconv.Atoi(string(m[1]))
 	}
 	return s, nil

@@ -309,6 +309,10 @@ type engine struct {
 	// answered holds, for every port probed, the node GUID that answered
 	// through it.
 	answered map[*model.PhysPort]uint64
+
+	// slab and chunk hold the probes of the chunk in flight (reused).
+	slab  []probe
+	chunk []*probe
 }
 
 func newEngine(tr transport.Transport, cfg Config) *engine {
@@ -397,7 +401,7 @@ func (e *engine) run(ctx context.Context) error {
 				break
 			}
 			e.phase(e.probeWin)
-			err := ParallelApart(ctx, e.cfg.Outstanding, len(probes), func(i int) int {
+			err := parallelApart(ctx, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
 				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
 					return int(p.parent.Num)
 				}
@@ -439,7 +443,7 @@ const probeChunk = 1024
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	e.phase(e.readWin)
-	return Parallel(ctx, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
+	return parallel(ctx, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
 			return e.readPort(ctx, r.n, r.num, r.path)
@@ -584,7 +588,17 @@ type cursor struct {
 // canonical order. A port linked since the level began (its peer was
 // reached from the other side) is not probed again.
 func (e *engine) candidates(c *cursor, max int) []*probe {
-	var out []*probe
+	// One chunk's probes are dead once accept has taken them in: the
+	// next chunk reuses their memory.
+	if len(e.slab) < max {
+		e.slab, e.chunk = make([]probe, max), make([]*probe, 0, max)
+	}
+	out := e.chunk[:0]
+	add := func(parent *model.PhysPort, path smp.DRPath, remotePort uint8) {
+		p := &e.slab[len(out)]
+		*p = probe{parent: parent, path: path, remotePort: remotePort}
+		out = append(out, p)
+	}
 	for ; c.i < len(c.nodes) && len(out) < max; c.i, c.p = c.i+1, 0 {
 		n := c.nodes[c.i]
 		if n.IsSwitch() {
@@ -602,7 +616,7 @@ func (e *engine) candidates(c *cursor, max int) []*probe {
 					e.addProblem(Problem{Kind: ProblemPathTooLong, Msg: fmt.Sprintf("add port %d to DR path failed", p), Paths: []smp.DRPath{n.Path}})
 					continue
 				}
-				out = append(out, &probe{parent: pp, path: path})
+				add(pp, path, 0)
 			}
 			if c.p <= n.NumPorts() {
 				return out // chunk full in the middle of this node
@@ -621,10 +635,10 @@ func (e *engine) candidates(c *cursor, max int) []*probe {
 		}
 		if n.Path.Len() == 0 {
 			path, _ := n.Path.Extend(q)
-			out = append(out, &probe{parent: pp, path: path})
+			add(pp, path, 0)
 		} else {
 			// DR cannot pass through a CA: go back one hop instead.
-			out = append(out, &probe{parent: pp, path: n.Path.Retract(), remotePort: n.Path.Last()})
+			add(pp, n.Path.Retract(), n.Path.Last())
 		}
 	}
 	return out

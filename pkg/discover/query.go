@@ -284,44 +284,115 @@ func (q *Querier) GetLID(ctx context.Context, lid uint16, attr uint16, mod uint3
 // the first fatal error or cancellation and returns it; other job errors
 // are left to the jobs (recorded by the Querier).
 func Parallel(ctx context.Context, workers, n int, job func(ctx context.Context, i int) error) error {
+	return parallel(ctx, nil, workers, n, job)
+}
+
+// parallel is Parallel with as many workers running as win allows SMPs
+// in flight (see crew).
+func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if workers > n {
-		workers = n
-	}
-	if workers < 1 {
-		workers = 1
-	}
 	var next atomic.Int64
 	var once sync.Once
 	var first error
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wc := newWorkerCtx(ctx)
-			defer wc.release()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := job(wc, i); IsStop(err) {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
+	c := &crew{win: win, max: max(1, min(workers, n))}
+	c.work = func() {
+		wc := newWorkerCtx(ctx)
+		defer wc.release()
+		for c.stay() {
+			i := int(next.Add(1) - 1)
+			if i >= n || ctx.Err() != nil {
+				return
 			}
-		}()
+			if err := job(wc, i); IsStop(err) {
+				once.Do(func() { first = err; cancel() })
+				return
+			}
+			if int(next.Load()) < n {
+				c.grow()
+			}
+		}
 	}
-	wg.Wait()
+	c.start()
+	c.wg.Wait()
 	if first != nil {
 		return first
 	}
 	return ctx.Err()
+}
+
+// crew runs up to max workers, but no more than its window allows SMPs
+// in flight (when it has one): a worker beyond the window would only wait
+// for room, and every SMP would then cost a goroutine hand-off more (the
+// one releasing room waking the one waiting). Workers are added as the
+// window grows and leave as it shrinks, at least one staying.
+type crew struct {
+	win     *Window
+	max     int
+	work    func()
+	running atomic.Int32
+	wg      sync.WaitGroup
+}
+
+// want is the number of workers the window calls for.
+func (c *crew) want() int {
+	if c.win == nil {
+		return c.max
+	}
+	return max(1, min(c.max, c.win.limit()))
+}
+
+func (c *crew) start() {
+	for range c.want() {
+		c.running.Add(1)
+		c.spawn()
+	}
+}
+
+// spawn starts a worker already counted in running.
+func (c *crew) spawn() {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.work()
+	}()
+}
+
+// stay reports whether the calling worker should take another job; a
+// worker beyond the window leaves (and no longer counts as running).
+func (c *crew) stay() bool {
+	if c.win == nil {
+		return true
+	}
+	for {
+		r := c.running.Load()
+		if r <= 1 || int(r) <= c.want() {
+			return true
+		}
+		if c.running.CompareAndSwap(r, r-1) {
+			return false
+		}
+	}
+}
+
+// grow adds workers up to what the window calls for (called by a running
+// worker, so the WaitGroup cannot be at zero).
+func (c *crew) grow() {
+	if c.win == nil {
+		return
+	}
+	for {
+		r := c.running.Load()
+		if int(r) >= c.want() {
+			return
+		}
+		if c.running.CompareAndSwap(r, r+1) {
+			c.spawn()
+		}
+	}
 }
 
 // IsStop reports whether err must stop the work: a transport failure or
@@ -342,12 +413,17 @@ func IsStop(err error) bool {
 // a fat tree reach the same node by the same port number, and two probes
 // of one node at once make its one-packet VL15 buffer drop one.
 func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
+	return parallelApart(ctx, nil, workers, n, key, job)
+}
+
+// parallelApart is ParallelApart with as many workers running as win
+// allows SMPs in flight (see crew).
+func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers = max(1, min(workers, n))
 	s := &apart{n: n, key: key, started: make([]bool, n), busy: map[int]bool{}}
 	s.cond = sync.NewCond(&s.mu)
 	stop := context.AfterFunc(ctx, func() {
@@ -358,28 +434,26 @@ func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job
 	defer stop()
 	var once sync.Once
 	var first error
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wc := newWorkerCtx(ctx)
-			defer wc.release()
-			for {
-				i := s.take(ctx)
-				if i < 0 {
-					return
-				}
-				err := job(wc, i)
-				s.done(i)
-				if IsStop(err) {
-					once.Do(func() { first = err; cancel() })
-					return
-				}
+	c := &crew{win: win, max: max(1, min(workers, n))}
+	c.work = func() {
+		wc := newWorkerCtx(ctx)
+		defer wc.release()
+		for c.stay() {
+			i := s.take(ctx)
+			if i < 0 {
+				return
 			}
-		}()
+			err := job(wc, i)
+			s.done(i)
+			if IsStop(err) {
+				once.Do(func() { first = err; cancel() })
+				return
+			}
+			c.grow()
+		}
 	}
-	wg.Wait()
+	c.start()
+	c.wg.Wait()
 	if first != nil {
 		return first
 	}

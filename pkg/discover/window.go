@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,6 +29,7 @@ type Window struct {
 	cut      time.Time // when the window was last halved
 	peak     int
 	losses   int64
+	size     atomic.Int32 // tokens - debt, for readers without mu
 }
 
 // flatSlack is added to twice the smallest round trip before a round
@@ -53,8 +55,12 @@ func NewWindow(max int, fixed bool) *Window {
 	for i := 0; i < start; i++ {
 		w.sem <- struct{}{}
 	}
+	w.size.Store(int32(start))
 	return w
 }
+
+// limit is the current limit, read without locking.
+func (w *Window) limit() int { return int(w.size.Load()) }
 
 // Max is the hard upper bound.
 func (w *Window) Max() int { return w.max }
@@ -116,6 +122,7 @@ func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
 		w.tokens--
 		give = false
 	}
+	w.size.Store(int32(w.tokens - w.debt))
 	w.mu.Unlock()
 	if give {
 		w.sem <- struct{}{}
@@ -169,4 +176,5 @@ func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool) {
 	if n := w.tokens - w.debt; n > w.peak {
 		w.peak = n
 	}
+	w.size.Store(int32(w.tokens - w.debt))
 }

@@ -351,6 +351,8 @@ func runOnce(c config, dir string) (sample, error) {
 		return sample{}, fmt.Errorf("%s wrote %q", timeBin, tb)
 	}
 	s.rss, _ = strconv.ParseInt(f[1], 10, 64)
+	// ibdiscover's own count is on stderr (-m's header carries
+	// ibnetdiscover's); ibnetdiscover's is in its header.
 	if m := sentLine.FindSubmatch(e.Bytes()); m != nil {
 		s.smps, _ = strconv.Atoi(string(m[1]))
 	} else if m := madsLine.FindSubmatch(o.Bytes()); m != nil {

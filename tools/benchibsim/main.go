@@ -18,7 +18,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -28,7 +27,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +40,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 	"github.com/ibfabric/ibdiag/pkg/transport"
+	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
 
 const shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
@@ -90,7 +89,7 @@ func main() {
 }
 
 func run(spec string, runs int, ours string, out io.Writer) error {
-	for _, b := range []string{"ibsim", "ibnetdiscover", timeBin} {
+	for _, b := range []string{"ibsim", "ibnetdiscover", benchproc.TimeBin} {
 		if _, err := exec.LookPath(b); err != nil {
 			return fmt.Errorf("%s not installed (run scripts/install-deps.sh)", b)
 		}
@@ -120,20 +119,13 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sock := fmt.Sprintf("bench%d", os.Getpid())
-	ibsim := exec.Command("ibsim", "-s", "-n",
-		"-N", strconv.Itoa(nodes+16), "-S", strconv.Itoa(switches+16), "-P", strconv.Itoa(ports+64), net)
-	ibsim.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock)
-	ibsim.Dir = dir
-	var ibsimLog bytes.Buffer
-	ibsim.Stdout, ibsim.Stderr = &ibsimLog, &ibsimLog
-	if err := ibsim.Start(); err != nil {
+	ibsim, err := benchproc.StartIBSim(dir, fmt.Sprintf("bench%d", os.Getpid()), net, "-s", "-n",
+		"-N", strconv.Itoa(nodes+16), "-S", strconv.Itoa(switches+16), "-P", strconv.Itoa(ports+64))
+	if err != nil {
 		return err
 	}
-	defer func() { ibsim.Process.Kill(); ibsim.Wait() }()
-	if err := waitSocket(sock, 30*time.Second); err != nil {
-		return fmt.Errorf("ibsim did not come up: %v\n%s", err, ibsimLog.String())
-	}
+	defer ibsim.Stop()
+	sock := ibsim.Sock
 
 	env := []string{"IBSIM_SOCKNAME=" + sock, "SIM_HOST=" + host}
 	pre := append([]string{"LD_PRELOAD=" + shim}, env...)
@@ -162,7 +154,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "fabric: %s (%d nodes, %d switches), ibsim 0.10, attached at %s\n", spec, nodes, switches, host)
 	fmt.Fprintf(out, "machine: %s/%s, %d CPUs, load average %s; %d runs each, interleaved; medians\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAvg(), runs)
-	fmt.Fprintf(out, "each process measured alone by %s (wall, peak RSS)\n\n", timeBin)
+	fmt.Fprintf(out, "each process measured alone by %s (wall, peak RSS)\n\n", benchproc.TimeBin)
 	fmt.Fprintf(out, "%-36s %10s %12s %8s %8s\n", "configuration", "wall (s)", "peak RSS", "SMPs", "retries")
 	med := make([]sample, len(confs))
 	for i, c := range confs {
@@ -323,69 +315,32 @@ var (
 	sentLine = regexp.MustCompile(`(?m)^ibdiscover: (\d+) SMPs sent`)
 )
 
-// timeBin measures each process on its own: the kernel's peak RSS of
-// that process (not inherited from a Go parent, as ru_maxrss of a child
-// forked by a big process is) and its wall time.
-const timeBin = "/usr/bin/time"
-
+// runOnce runs c once under benchproc.Run and reads the SMPs it sent.
 func runOnce(c config, dir string) (sample, error) {
-	tf := filepath.Join(dir, "time.out")
-	cmd := exec.Command(timeBin, append([]string{"-f", "%e %M", "-o", tf, c.bin}, c.args...)...)
-	cmd.Env = append(os.Environ(), c.env...)
-	cmd.Dir = dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
-		return sample{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(e.String()))
-	}
-	s := sample{wall: wall} // finer than time's %e
-	tb, err := os.ReadFile(tf)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r, err := benchproc.Run(ctx, c.bin, c.args, c.env, dir)
 	if err != nil {
 		return sample{}, err
 	}
-	f := strings.Fields(string(tb))
-	if len(f) < 2 {
-		return sample{}, fmt.Errorf("%s wrote %q", timeBin, tb)
-	}
-	s.rss, _ = strconv.ParseInt(f[1], 10, 64)
+	s := sample{wall: r.Wall, rss: r.RSSKiB}
 	// ibdiscover's own count is on stderr (-m's header carries
 	// ibnetdiscover's); ibnetdiscover's is in its header.
-	if m := sentLine.FindSubmatch(e.Bytes()); m != nil {
+	if m := sentLine.FindSubmatch(r.Stderr); m != nil {
 		s.smps, _ = strconv.Atoi(string(m[1]))
-	} else if m := madsLine.FindSubmatch(o.Bytes()); m != nil {
+	} else if m := madsLine.FindSubmatch(r.Stdout); m != nil {
 		s.smps, _ = strconv.Atoi(string(m[1]))
 	}
 	return s, nil
 }
 
+// median is the median of each field of ss on its own.
 func median(ss []sample) sample {
-	pick := func(less func(i, j int) bool) int {
-		idx := make([]int, len(ss))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.Slice(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
-		return idx[len(idx)/2]
+	var w []time.Duration
+	var r []int64
+	var n []int
+	for _, s := range ss {
+		w, r, n = append(w, s.wall), append(r, s.rss), append(n, s.smps)
 	}
-	w := ss[pick(func(i, j int) bool { return ss[i].wall < ss[j].wall })].wall
-	r := ss[pick(func(i, j int) bool { return ss[i].rss < ss[j].rss })].rss
-	n := ss[pick(func(i, j int) bool { return ss[i].smps < ss[j].smps })].smps
-	return sample{wall: w, rss: r, smps: n}
-}
-
-// waitSocket waits until ibsim's control socket shows in /proc/net/unix.
-func waitSocket(sock string, d time.Duration) error {
-	want := []byte("@" + sock + ":ctl@")
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile("/proc/net/unix")
-		if err == nil && bytes.Contains(b, want) {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("no socket @%s:ctl after %v", sock, d)
+	return sample{wall: benchproc.Median(w), rss: benchproc.Median(r), smps: benchproc.Median(n)}
 }

@@ -4,7 +4,8 @@
 // same ibsim fabric: it generates a fat tree, serves it with ibsim, runs
 // `opensm --once` under libumad2sim (ibsim's PMA answers by LID only),
 // checks that both tools print the same report, then runs them
-// alternately and prints the median wall time and peak RSS of each. The
+// alternately and prints the median wall time and peak RSS of each, every
+// process measured on its own by /usr/bin/time (benchproc.Run). The
 // net file's do-lines inject SymbolErrorCounter values on every 37th node.
 // ibqueryerrors runs with --skip-sl (no SA after opensm --once); both read
 // an empty threshold file.
@@ -23,25 +24,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/topology"
+	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
 
 const shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
-
-type sample struct {
-	wall time.Duration
-	rss  int64 // KiB
-	out  []byte
-}
 
 func main() {
 	spec := flag.String("spec", "fattree:levels=2,radix=64", "embedded-simulator generator spec of the fabric")
@@ -55,7 +48,7 @@ func main() {
 }
 
 func run(spec string, runs int, ours string, out io.Writer) error {
-	for _, b := range []string{"ibsim", "ibqueryerrors", "opensm"} {
+	for _, b := range []string{"ibsim", "ibqueryerrors", "opensm", benchproc.TimeBin} {
 		if _, err := exec.LookPath(b); err != nil {
 			return fmt.Errorf("%s not installed (run scripts/install-deps.sh)", b)
 		}
@@ -74,20 +67,13 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sock := fmt.Sprintf("benchpma%d", os.Getpid())
-	ibsim := exec.Command("ibsim", "-s", "-n",
-		"-N", strconv.Itoa(nodes+16), "-S", strconv.Itoa(switches+16), "-P", strconv.Itoa(ports+64), net)
-	ibsim.Env = append(os.Environ(), "IBSIM_SOCKNAME="+sock)
-	ibsim.Dir = dir
-	var ibsimLog bytes.Buffer
-	ibsim.Stdout, ibsim.Stderr = &ibsimLog, &ibsimLog
-	if err := ibsim.Start(); err != nil {
+	ibsim, err := benchproc.StartIBSim(dir, fmt.Sprintf("benchpma%d", os.Getpid()), net, "-s", "-n",
+		"-N", strconv.Itoa(nodes+16), "-S", strconv.Itoa(switches+16), "-P", strconv.Itoa(ports+64))
+	if err != nil {
 		return err
 	}
-	defer func() { ibsim.Process.Kill(); ibsim.Wait() }()
-	if err := waitSocket(sock, 30*time.Second); err != nil {
-		return fmt.Errorf("ibsim did not come up: %v\n%s", err, ibsimLog.String())
-	}
+	defer ibsim.Stop()
+	sock := ibsim.Sock
 	env := []string{"IBSIM_SOCKNAME=" + sock, "SIM_HOST=" + host}
 	shimEnv := append([]string{"LD_PRELOAD=" + shim}, env...)
 
@@ -114,7 +100,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 		{"ibqueryerrors --skip-sl", "ibqueryerrors", []string{"--skip-sl", "--threshold-file", th}, shimEnv},
 		{"ibavtrack errors --ibsim", abs, []string{"errors", "--ibsim", "--threshold-file", th}, env},
 	}
-	samples := make([][]sample, len(confs))
+	samples := make([][]benchproc.Sample, len(confs))
 	for r := 0; r < runs; r++ {
 		for i, c := range confs {
 			s, err := runOnce(c.bin, c.args, c.env, dir)
@@ -124,20 +110,25 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 			samples[i] = append(samples[i], s)
 		}
 	}
-	same := bytes.Equal(samples[0][0].out, samples[1][0].out)
+	same := bytes.Equal(samples[0][0].Stdout, samples[1][0].Stdout)
 	fmt.Fprintf(out, "fabric: %s (%d nodes, %d switches), ibsim 0.10, LIDs by opensm --once (%.1fs), attached at %s\n",
 		spec, nodes, switches, osmTime.Seconds(), host)
 	fmt.Fprintf(out, "machine: %s/%s, %d CPUs; %d runs each, alternating; medians\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runs)
 	fmt.Fprintf(out, "%-36s %10s %12s\n", "configuration", "wall (s)", "peak RSS")
-	med := make([]sample, len(confs))
+	medWall := make([]time.Duration, len(confs))
 	for i, c := range confs {
-		med[i] = median(samples[i])
-		fmt.Fprintf(out, "%-36s %10.3f %9d KiB\n", c.name, med[i].wall.Seconds(), med[i].rss)
+		var wall []time.Duration
+		var rss []int64
+		for _, s := range samples[i] {
+			wall, rss = append(wall, s.Wall), append(rss, s.RSSKiB)
+		}
+		medWall[i] = benchproc.Median(wall)
+		fmt.Fprintf(out, "%-36s %10.3f %9d KiB\n", c.name, medWall[i].Seconds(), benchproc.Median(rss))
 	}
 	fmt.Fprintf(out, "\nibavtrack errors / ibqueryerrors: wall %.2fx; reports identical: %v (%d port lines)\n",
-		med[1].wall.Seconds()/med[0].wall.Seconds(), same, bytes.Count(samples[1][0].out, []byte("   GUID ")))
+		medWall[1].Seconds()/medWall[0].Seconds(), same, bytes.Count(samples[1][0].Stdout, []byte("   GUID ")))
 	if !same {
-		return fmt.Errorf("the reports differ:\n--- ibqueryerrors\n%s--- ibavtrack errors\n%s", samples[0][0].out, samples[1][0].out)
+		return fmt.Errorf("the reports differ:\n--- ibqueryerrors\n%s--- ibavtrack errors\n%s", samples[0][0].Stdout, samples[1][0].Stdout)
 	}
 	return nil
 }
@@ -187,49 +178,14 @@ func writeFabric(spec, path string) (nodes, switches, ports int, host string, er
 	return
 }
 
-func runOnce(bin string, args, env []string, dir string) (sample, error) {
+// runOnce runs bin once under benchproc.Run; ibqueryerrors exits 1 when
+// it finds errors, ours 0 (no --check).
+func runOnce(bin string, args, env []string, dir string) (benchproc.Sample, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = dir
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	// ibqueryerrors exits 1 when it finds errors; ours 0 (no --check).
-	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
-		return sample{}, fmt.Errorf("%v: %s", err, strings.TrimSpace(e.String()))
+	s, err := benchproc.Run(ctx, bin, args, env, dir)
+	if ee, ok := err.(*benchproc.ExitError); ok && ee.Code == 1 {
+		err = nil
 	}
-	s := sample{wall: wall, out: o.Bytes()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.rss = ru.Maxrss
-	}
-	return s, nil
-}
-
-func median(ss []sample) sample {
-	w := make([]time.Duration, len(ss))
-	r := make([]int64, len(ss))
-	for i, s := range ss {
-		w[i], r[i] = s.wall, s.rss
-	}
-	sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
-	sort.Slice(r, func(i, j int) bool { return r[i] < r[j] })
-	return sample{wall: w[len(w)/2], rss: r[len(r)/2]}
-}
-
-// waitSocket waits until ibsim's control socket shows in /proc/net/unix.
-func waitSocket(sock string, d time.Duration) error {
-	want := []byte("@" + sock + ":ctl@")
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile("/proc/net/unix")
-		if err == nil && bytes.Contains(b, want) {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("no socket @%s:ctl after %v", sock, d)
+	return s, err
 }

@@ -69,33 +69,56 @@ func (c *Client) handOff() {
 }
 
 // spawnLingerer starts the lingerer process with copies of the sockets.
+//
+// It hands over raw duplicates through syscall.ForkExec, not *os.File
+// values through os.StartProcess: os.File.Fd puts a descriptor in
+// blocking mode, and since a duplicate shares the socket's file status
+// flags, a Read of ours still in flight on ctl would then block in the
+// kernel past every deadline (seen: Dial stuck for minutes when Abort
+// handed off a CONNECT to a stopped ibsim).
 func spawnLingerer(ctl, data net.Conn) (*os.Process, error) {
-	type filer interface{ File() (*os.File, error) }
-	cf, ok1 := ctl.(filer)
-	df, ok2 := data.(filer)
-	if !ok1 || !ok2 {
-		return nil, errors.New("ibsim: sockets without descriptors")
-	}
-	ctlFile, err := cf.File()
+	cfd, err := dupConn(ctl)
 	if err != nil {
 		return nil, err
 	}
-	defer ctlFile.Close()
-	dataFile, err := df.File()
+	defer unix.Close(cfd)
+	dfd, err := dupConn(data)
 	if err != nil {
 		return nil, err
 	}
-	defer dataFile.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	defer unix.Close(dfd)
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer null.Close()
-	return os.StartProcess("/proc/self/exe", []string{"ibsim-linger"}, &os.ProcAttr{
+	defer unix.Close(null)
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"ibsim-linger"}, &syscall.ProcAttr{
 		Env:   []string{lingerEnv + "=" + lingerLimit.String()},
-		Files: []*os.File{null, null, null, ctlFile, dataFile},
+		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(cfd), uintptr(dfd)},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return os.FindProcess(pid)
+}
+
+// dupConn returns a close-on-exec duplicate of c's descriptor, leaving
+// its flags (non-blocking) as they are.
+func dupConn(c net.Conn) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("ibsim: sockets without descriptors")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	return fd, derr
 }
 
 // lingerMain is the lingerer process.

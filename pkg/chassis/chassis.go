@@ -259,14 +259,20 @@ func extRange(first int, v ...int) [37]int {
 
 func portNum(p *model.PhysPort) int { return int(p.Num) }
 
+// tableIndex is p's index in the slot and chip tables, which cover ports
+// 0 to 36 (beyond them, 0: no slot, as libibnetdisc).
+func tableIndex(p *model.PhysPort) int {
+	if n := portNum(p); n <= 36 {
+		return n
+	}
+	return 0
+}
+
 // sfbSlot places spine n by the line port lp it is cabled to.
 func (g *Grouping) sfbSlot(n *model.Node, lp *model.PhysPort) {
 	c := g.rec(n)
 	c.slot = slotSpine
-	p := portNum(lp)
-	if p > 36 {
-		p = 0
-	}
+	p := tableIndex(lp)
 	switch {
 	case isSpine9096(n):
 		c.isr, c.slotNum, c.chipNum = isr9096, spineSlot4[p], spineChip4[p]
@@ -291,10 +297,7 @@ func (g *Grouping) routerSlot(n *model.Node, sp *model.PhysPort) {
 	c.found = true
 	c.slot = slotSRBD
 	s := sp.Node
-	p := portNum(sp)
-	if p > 36 {
-		p = 0
-	}
+	p := tableIndex(sp)
 	// libibnetdisc guesses the router chip of an sFB-12 from the spine's
 	// GUID: module 1 faces chip 3, module 3 chip 1, others chip 2.
 	guess := func() int {
@@ -323,10 +326,7 @@ func (g *Grouping) slbSlot(n *model.Node, sp *model.PhysPort) {
 	c := g.rec(n)
 	c.slot = slotLine
 	s := sp.Node
-	p := portNum(sp)
-	if p > 36 {
-		p = 0
-	}
+	p := tableIndex(sp)
 	switch {
 	case isSpine9096(s):
 		c.isr, c.slotNum, c.chipNum = isr9096, lineSlotSFB4[p], lineChipSFB4[p]

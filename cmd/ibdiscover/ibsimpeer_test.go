@@ -34,14 +34,7 @@ func TestSharedIBSim(t *testing.T) {
 		t.Skip("builds the binaries")
 	}
 	bins := buildTools(t, "ibdiscover", "ibhops", "ibavtrack")
-	net := filepath.Join(t.TempDir(), "fattree.net")
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), &out, &errb, []string{"ibdiscover", "--sim", "fattree:levels=2,radix=64"}); code != 0 {
-		t.Fatalf("generating the net file: exit %d: %s", code, errb.String())
-	}
-	if err := os.WriteFile(net, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	net := generated(t, "fattree:levels=2,radix=64")
 	s := ibsimtest.Start(t, net, ibsimtest.WithConsole(),
 		ibsimtest.Nodes(3000), ibsimtest.Switches(500), ibsimtest.Ports(20000))
 	env := s.Env()

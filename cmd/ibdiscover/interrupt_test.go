@@ -351,15 +351,7 @@ func TestInterruptIBSim(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildTool(t)
-	// ibdiscover's output for a generated fabric is a net file ibsim loads.
-	net := filepath.Join(t.TempDir(), "fattree3.net")
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), &out, &errb, []string{"ibdiscover", "--sim", "fattree:levels=3,radix=16"}); code != 0 {
-		t.Fatalf("generating the net file: exit %d: %s", code, errb.String())
-	}
-	if err := os.WriteFile(net, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	net := generated(t, "fattree:levels=3,radix=16")
 	s := ibsimtest.Start(t, net, ibsimtest.WithConsole(),
 		ibsimtest.Nodes(2000), ibsimtest.Switches(500), ibsimtest.Ports(10000))
 	env := s.Env()

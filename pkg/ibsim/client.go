@@ -69,6 +69,7 @@ type Client struct {
 	tid     atomic.Uint32
 	mu      sync.Mutex
 	pending map[uint32]*call
+	dead    bool // the reader stopped: no call is taken any more (under mu)
 
 	closed     chan struct{} // closed by Close
 	readerDone chan struct{} // closed when the reader goroutine exits
@@ -78,18 +79,33 @@ type Client struct {
 }
 
 // call is one outstanding Exchange. Whoever takes it out of pending (the
-// reader with a reply, the janitor at its deadline) sends the one token
-// on done; calls are pooled with their channel and write function, so an
-// Exchange allocates nothing.
+// reader with a reply; the janitor at its deadline, when its ctx ends or
+// after Close; the reader on its way out) sets its state and sends the
+// one token on done: the Exchange waits on that one channel, which costs
+// less than a select over its ctx, Close and the reader. Calls are pooled
+// with their channel and write function, so an Exchange allocates
+// nothing.
 type call struct {
 	done     chan struct{} // capacity 1
-	expired  bool          // set by the janitor before its token
-	deadline int64         // UnixNano: the janitor ends the call then
+	state    callState     // set before the token
+	ctx      context.Context
+	deadline int64 // UnixNano: the janitor ends the call then
 	buf      [RequestSize]byte
 	out      [RequestSize]byte // the request as sent
 	werr     error
 	write    func(fd uintptr) bool // writes out, result in werr
 }
+
+// callState is how a call ended.
+type callState uint8
+
+const (
+	callReplied   callState = iota // buf holds the reply
+	callExpired                    // its deadline passed
+	callCancelled                  // its ctx ended first
+	callClosed                     // the client was closed
+	callReadError                  // the reader stopped (c.readErr)
+)
 
 func newCall() *call {
 	cl := &call{done: make(chan struct{}, 1)}
@@ -778,10 +794,9 @@ func (c *Client) Close() error {
 		c.data.Close()
 		c.ctl.Close()
 		untrack(c)
+		// The reader, on its way out, ends the Exchanges still waiting
+		// (ErrClosed); the janitor does so earlier, at its next tick.
 		<-c.readerDone
-		// Exchanges still waiting see c.closed and remove their own
-		// entries: taking them out here would make a waiter believe its
-		// reply had arrived and wait for it forever.
 	})
 	return c.closeErr
 }
@@ -835,6 +850,7 @@ const readBatch = 16
 // the low 32 bits of the TID.
 func (c *Client) reader() {
 	defer close(c.readerDone)
+	defer c.endAll()
 	var bufs [readBatch][RequestSize + 64]byte
 	var iovs [readBatch]unix.Iovec
 	var msgs [readBatch]unix.Mmsghdr
@@ -911,9 +927,32 @@ func (c *Client) deliverLocked(b []byte) {
 	if cl == nil {
 		return
 	}
-	delete(c.pending, lo)
 	copy(cl.buf[:], b[:RequestSize])
+	c.endLocked(lo, cl, callReplied)
+}
+
+// endLocked takes call lo out of pending and hands it its end (under mu).
+func (c *Client) endLocked(lo uint32, cl *call, st callState) {
+	delete(c.pending, lo)
+	cl.state = st
 	cl.done <- struct{}{}
+}
+
+// endAll ends every pending call as the reader stops, and every later
+// Exchange at once.
+func (c *Client) endAll() {
+	st := callReadError
+	select {
+	case <-c.closed:
+		st = callClosed
+	default:
+	}
+	c.mu.Lock()
+	c.dead = true
+	for lo, cl := range c.pending {
+		c.endLocked(lo, cl, st)
+	}
+	c.mu.Unlock()
 }
 
 // janitorTick is the janitor's period: how late an Exchange may end
@@ -921,23 +960,33 @@ func (c *Client) deliverLocked(b []byte) {
 const janitorTick = 5 * time.Millisecond
 
 // janitor ends the Exchanges whose deadline (their ctx's, or
-// Config.Timeout after they started) has passed: one ticker for the
-// client instead of a timer per SMP.
+// Config.Timeout after they started) has passed or whose ctx ended, and
+// after Close all of them: one ticker for the client instead of a timer
+// or a select per SMP. It runs until the reader stops.
 func (c *Client) janitor() {
 	t := time.NewTicker(min(janitorTick, max(c.cfg.timeout()/4, time.Millisecond)))
 	defer t.Stop()
 	for {
 		select {
-		case <-c.closed:
+		case <-c.readerDone:
 			return
 		case now := <-t.C:
+			closed := false
+			select {
+			case <-c.closed:
+				closed = true
+			default:
+			}
 			n := now.UnixNano()
 			c.mu.Lock()
 			for lo, cl := range c.pending {
-				if cl.deadline != 0 && cl.deadline <= n {
-					delete(c.pending, lo)
-					cl.expired = true
-					cl.done <- struct{}{}
+				switch {
+				case closed:
+					c.endLocked(lo, cl, callClosed)
+				case cl.deadline != 0 && cl.deadline <= n:
+					c.endLocked(lo, cl, callExpired)
+				case cl.ctx != nil && cl.ctx.Err() != nil:
+					c.endLocked(lo, cl, callCancelled)
 				}
 			}
 			c.mu.Unlock()
@@ -995,63 +1044,64 @@ func (c *Client) send(ctx context.Context, cl *call) error {
 // directed-route SMP) and copies the reply into resp. It rewrites the low
 // 32 bits of the TID. ibsim's status 110 (dropped or unroutable) and an
 // expired ctx or cfg.Timeout (when ctx has no deadline) are
-// transport.ErrTimeout; the deadline holds (about 5 ms late at most) for a
-// ctx whose Done channel does not close at its deadline; after Close it returns transport.ErrClosed. All
-// errors are *transport.OpError.
+// transport.ErrTimeout. The deadline holds whether or not ctx's Done
+// channel closes at it, and a cancelled ctx ends the Exchange, both
+// within about 5 ms (the janitor's tick: see Limits); after Close it
+// returns transport.ErrClosed. All errors are *transport.OpError.
 func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
 	if len(req) < MADSize || len(resp) < MADSize {
 		return c.opErr("exchange", ErrShort)
 	}
-	select {
-	case <-c.closed:
-		return c.opErr("exchange", transport.ErrClosed)
-	default:
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = transport.ErrTimeout
+		}
+		return c.opErr("exchange", err)
 	}
 	cl := callPool.Get().(*call)
-	cl.expired = false
 	if d, ok := ctx.Deadline(); ok {
-		// Enforced here too: a ctx may carry a deadline without a timer
-		// behind its Done channel.
 		cl.deadline = d.UnixNano()
 	} else {
 		cl.deadline = time.Now().Add(c.cfg.timeout()).UnixNano()
 	}
+	if ctx.Done() != nil {
+		cl.ctx = ctx
+	}
 	lo := c.tid.Add(1)
 
 	out := cl.out[:]
-	clear(out)
+	clear(out[:32])
 	be.PutUint16(out[0:], dlid)
 	class := req[1]
 	isSMP := class == smp.ClassDirectRoute || class == smp.ClassLIDRouted
-	switch {
-	case dlid == smp.PermissiveLID:
+	if dlid == smp.PermissiveLID {
 		be.PutUint16(out[4:], smp.PermissiveLID)
-	default:
-		be.PutUint16(out[4:], 0) // ibsim fills in our LID
-	}
+	} // else 0: ibsim fills in our LID
 	if !isSMP {
 		be.PutUint32(out[8:], 1) // GMPs go to QP1
 		be.PutUint32(out[12:], 1)
 	}
 	be.PutUint64(out[24:], MADSize)
 	copy(out[32:], req[:MADSize])
+	clear(out[32+MADSize:])
 	be.PutUint32(out[32+12:], lo)
 
 	c.mu.Lock()
-	select {
-	case <-c.closed:
+	if c.dead {
 		c.mu.Unlock()
-		return c.opErr("exchange", transport.ErrClosed)
-	default:
+		cl.ctx = nil
+		callPool.Put(cl)
+		return c.deadErr()
 	}
 	c.pending[lo] = cl
 	c.mu.Unlock()
 
 	if err := c.send(ctx, cl); err != nil {
 		if !c.forget(lo, cl) {
-			<-cl.done // the reply came anyway
-			callPool.Put(cl)
+			<-cl.done // the reply (or the janitor) came anyway
 		}
+		cl.ctx = nil
+		callPool.Put(cl)
 		select {
 		case <-c.closed:
 			return c.opErr("send", transport.ErrClosed)
@@ -1063,40 +1113,27 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		return c.opErr("send", err)
 	}
 
-	got := false // the token on cl.done was taken
-	select {
-	case <-cl.done:
-		got = true
-	case <-ctx.Done():
-		if !c.forget(lo, cl) {
-			break // the reply won the race
-		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return c.opErr("exchange", transport.ErrTimeout)
-		}
-		return c.opErr("exchange", ctx.Err())
-	case <-c.closed:
-		if !c.forget(lo, cl) {
-			break
-		}
-		return c.opErr("exchange", transport.ErrClosed)
-	case <-c.readerDone:
-		if !c.forget(lo, cl) {
-			break
-		}
-		select {
-		case <-c.closed:
-			return c.opErr("exchange", transport.ErrClosed)
-		default:
-		}
-		return c.opErr("recv", c.readErr)
-	}
-	if !got {
-		<-cl.done
-	}
-	if cl.expired {
+	<-cl.done
+	st := cl.state
+	cl.ctx = nil
+	switch st {
+	case callReplied:
+	case callExpired:
 		callPool.Put(cl)
 		return c.opErr("exchange", transport.ErrTimeout)
+	case callCancelled:
+		callPool.Put(cl)
+		err := ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = transport.ErrTimeout
+		}
+		return c.opErr("exchange", err)
+	case callClosed:
+		callPool.Put(cl)
+		return c.opErr("exchange", transport.ErrClosed)
+	default:
+		callPool.Put(cl)
+		return c.deadErr()
 	}
 	status := be.Uint32(cl.buf[16:])
 	copy(resp[:MADSize], cl.buf[32:])
@@ -1108,6 +1145,17 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		return c.opErr("exchange", fmt.Errorf("ibsim status 110: %w", transport.ErrTimeout))
 	}
 	return c.opErr("exchange", fmt.Errorf("%w: ibsim status %d", ErrBadReply, status))
+}
+
+// deadErr is the error of an Exchange the stopped reader ended.
+func (c *Client) deadErr() error {
+	select {
+	case <-c.closed:
+		return c.opErr("exchange", transport.ErrClosed)
+	default:
+	}
+	<-c.readerDone // readErr is set
+	return c.opErr("recv", c.readErr)
 }
 
 // forget removes a pending call; false means the reader or the janitor

@@ -330,6 +330,10 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	if cfg.MaxNodes <= 0 {
 		cfg.MaxNodes = DefaultMaxNodes
 	}
+	// -o is an upper bound over the transport's own useful window.
+	if w := transport.LimitsOf(tr).Window; w > 0 && w < cfg.Outstanding {
+		cfg.Outstanding = w
+	}
 	// the engine's hop limit: -1 for none
 	switch {
 	case cfg.StartOnly:

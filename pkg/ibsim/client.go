@@ -64,6 +64,7 @@ type Client struct {
 	connecting bool // CONNECT sent, reply not read yet
 	handedOff  bool // the sockets belong to a lingerer now
 
+	window  int      // Limits().Window
 	data    net.Conn // connected to ibsim's :out<slot>
 	dataRaw syscall.RawConn
 	tid     atomic.Uint32
@@ -220,6 +221,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cerr != nil {
 		return fail("connect", cerr)
 	}
+	c.window = socketWindow(c.dataRaw)
 	go c.reader()
 	go c.janitor()
 	if cfg.IsSM {
@@ -1262,4 +1264,32 @@ func (c *Client) SetIsSM(ctx context.Context, on bool) error {
 	return nil
 }
 
+// datagramCharge is what one request or reply datagram in flight charges
+// against its sender's SO_SNDBUF: 1,280 bytes measured on Linux 6.18 for
+// the 288-byte datagram (167 fit in the default 212,992 bytes), taken
+// with margin.
+const datagramCharge = 2048
+
+// socketWindow is how many requests can be in flight without a send
+// blocking. Our data socket and ibsim's are connected to each other, so
+// the kernel does not apply net.unix.max_dgram_qlen to them (it applies
+// only when the receiver is not connected back to the sender): a request
+// waiting in ibsim's queue is charged to our send buffer, a reply
+// waiting in ours to ibsim's (whose write loop spins while it is full),
+// so the bound is the send buffer, the same default on both sides.
+func socketWindow(rc syscall.RawConn) int {
+	sndbuf := 0
+	rc.Control(func(fd uintptr) {
+		sndbuf, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+	})
+	return max(1, sndbuf/datagramCharge)
+}
+
+// Limits: the client enforces every Exchange's deadline itself (the
+// janitor), and keeps at most what the sockets hold in flight.
+func (c *Client) Limits() transport.Limits {
+	return transport.Limits{Deadline: true, Window: c.window}
+}
+
 var _ transport.Transport = (*Client)(nil)
+var _ transport.Limiter = (*Client)(nil)

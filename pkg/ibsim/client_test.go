@@ -954,3 +954,68 @@ func TestInetMode(t *testing.T) {
 		t.Fatalf("GUID %#x %v", g, err)
 	}
 }
+
+// TestLimits checks what Limits promises: the deadline holds without a
+// Done channel behind it, a ctx cancelled while its SMP is in flight ends
+// the Exchange (the janitor sees it; there is no select on ctx), and the
+// window is what the default socket buffers carry (ibsim's connected
+// sockets are not bound by net.unix.max_dgram_qlen).
+func TestLimits(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Dial(ctx, Config{SockName: s.SockName, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lim := c.Limits()
+	if !lim.Deadline || lim.Window < 64 {
+		t.Errorf("Limits %+v: want Deadline and a window of at least 64", lim)
+	}
+	if got := transport.LimitsOf(transport.ReadOnly(c)); got != lim {
+		t.Errorf("through ReadOnly: %+v", got)
+	}
+	req := badHopPointer(t) // never answered
+	end := func(what string, ctx context.Context) error {
+		done := make(chan error, 1)
+		go func() { done <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize)) }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: no end within a minute", what)
+			return nil
+		}
+	}
+	dl := time.Now().Add(30 * time.Millisecond)
+	if err := end("deadline without Done", deadlineOnly{Context: context.Background(), d: dl}); !errors.Is(err, transport.ErrTimeout) || time.Now().Before(dl) {
+		t.Errorf("deadline without Done: %v", err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	sent := make(chan struct{})
+	go func() {
+		// cancel once the call is pending
+		for {
+			c.mu.Lock()
+			n := len(c.pending)
+			c.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		ccancel()
+		close(sent)
+	}()
+	if err := end("cancelled in flight", cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled in flight: %v", err)
+	}
+	<-sent
+	c.mu.Lock()
+	n := len(c.pending)
+	c.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d calls left pending", n)
+	}
+}

@@ -39,6 +39,9 @@ type Querier struct {
 	// times after that.
 	FixedTimeout bool
 
+	limOnce sync.Once
+	lim     transport.Limits
+
 	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
 	rttvar  atomic.Int64 // round-trip variation, ns
@@ -47,6 +50,12 @@ type Querier struct {
 	mu      sync.Mutex
 	errs    []*SMPError
 	pool    model.MADPool
+}
+
+// limits are the Transport's Limits.
+func (q *Querier) limits() *transport.Limits {
+	q.limOnce.Do(func() { q.lim = transport.LimitsOf(q.Transport) })
+	return &q.lim
 }
 
 // SMPs is the number of SMPs sent, retries included.
@@ -167,7 +176,11 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		w.Sent = time.Now()
 		var expired bool
 		if wc != nil {
-			wc.arm(w.Sent, wait)
+			if q.limits().Deadline {
+				wc.armUntimed(w.Sent, wait)
+			} else {
+				wc.arm(w.Sent, wait)
+			}
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
 			expired = wc.disarm()
 		} else {

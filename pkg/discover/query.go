@@ -297,12 +297,12 @@ func (q *Querier) GetLID(ctx context.Context, lid uint16, attr uint16, mod uint3
 // the first fatal error or cancellation and returns it; other job errors
 // are left to the jobs (recorded by the Querier).
 func Parallel(ctx context.Context, workers, n int, job func(ctx context.Context, i int) error) error {
-	return parallel(ctx, nil, workers, n, job)
+	return parallel(ctx, nil, nil, workers, n, job)
 }
 
 // parallel is Parallel with as many workers running as win allows SMPs
-// in flight (see crew).
-func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx context.Context, i int) error) error {
+// in flight (see crew), run on g's goroutines where it has idle ones.
+func parallel(ctx context.Context, g *gang, win *Window, workers, n int, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
@@ -311,7 +311,7 @@ func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx con
 	var next atomic.Int64
 	var once sync.Once
 	var first error
-	c := &crew{win: win, max: max(1, min(workers, n))}
+	c := &crew{gang: g, win: win, max: max(1, min(workers, n))}
 	c.work = func() {
 		wc := newWorkerCtx(ctx)
 		defer wc.release()
@@ -343,6 +343,7 @@ func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx con
 // one releasing room waking the one waiting). Workers are added as the
 // window grows and leave as it shrinks, at least one staying.
 type crew struct {
+	gang    *gang // nil: a new goroutine per worker
 	win     *Window
 	max     int
 	work    func()
@@ -368,10 +369,46 @@ func (c *crew) start() {
 // spawn starts a worker already counted in running.
 func (c *crew) spawn() {
 	c.wg.Add(1)
-	go func() {
+	c.gang.run(func() {
 		defer c.wg.Done()
 		c.work()
-	}()
+	})
+}
+
+// gang keeps the goroutines of finished workers for the next ones: a
+// discovery runs a crew per level and chunk, and a fresh goroutine would
+// grow its stack again through the transport's call chain each time.
+// A nil gang starts a goroutine per worker.
+type gang struct {
+	idle chan func() // unbuffered: a send succeeds only to an idle goroutine
+}
+
+func newGang() *gang { return &gang{idle: make(chan func())} }
+
+// run runs f on an idle goroutine of g, or on a new one that joins g
+// after f.
+func (g *gang) run(f func()) {
+	if g == nil {
+		go f()
+		return
+	}
+	select {
+	case g.idle <- f:
+	default:
+		go func() {
+			f()
+			for f := range g.idle {
+				f()
+			}
+		}()
+	}
+}
+
+// stop lets g's idle goroutines end; no run may follow.
+func (g *gang) stop() {
+	if g != nil {
+		close(g.idle)
+	}
 }
 
 // stay reports whether the calling worker should take another job; a
@@ -426,12 +463,13 @@ func IsStop(err error) bool {
 // a fat tree reach the same node by the same port number, and two probes
 // of one node at once make its one-packet VL15 buffer drop one.
 func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
-	return parallelApart(ctx, nil, workers, n, key, job)
+	return parallelApart(ctx, nil, nil, workers, n, key, job)
 }
 
 // parallelApart is ParallelApart with as many workers running as win
-// allows SMPs in flight (see crew).
-func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
+// allows SMPs in flight (see crew), run on g's goroutines where it has
+// idle ones.
+func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
@@ -447,7 +485,7 @@ func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i 
 	defer stop()
 	var once sync.Once
 	var first error
-	c := &crew{win: win, max: max(1, min(workers, n))}
+	c := &crew{gang: g, win: win, max: max(1, min(workers, n))}
 	c.work = func() {
 		wc := newWorkerCtx(ctx)
 		defer wc.release()

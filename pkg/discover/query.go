@@ -475,7 +475,7 @@ func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, ke
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &apart{n: n, key: key, started: make([]bool, n), busy: map[int]bool{}}
+	s := &apart{n: n, key: key, started: make([]bool, n)}
 	s.cond = sync.NewCond(&s.mu)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
@@ -517,7 +517,16 @@ type apart struct {
 	n, head int
 	key     func(int) int
 	started []bool
-	busy    map[int]bool
+	busy    []bool // by key (port numbers: a slice, not a map)
+}
+
+func (s *apart) isBusy(k int) bool { return k < len(s.busy) && s.busy[k] }
+
+func (s *apart) setBusy(k int, b bool) {
+	if k >= len(s.busy) {
+		s.busy = append(s.busy, make([]bool, k+1-len(s.busy))...)
+	}
+	s.busy[k] = b
 }
 
 func (s *apart) take(ctx context.Context) int {
@@ -538,12 +547,12 @@ func (s *apart) take(ctx context.Context) int {
 				continue
 			}
 			k := s.key(i)
-			if k >= 0 && s.busy[k] {
+			if k >= 0 && s.isBusy(k) {
 				continue
 			}
 			s.started[i] = true
 			if k >= 0 {
-				s.busy[k] = true
+				s.setBusy(k, true)
 			}
 			return i
 		}
@@ -554,7 +563,7 @@ func (s *apart) take(ctx context.Context) int {
 func (s *apart) done(i int) {
 	s.mu.Lock()
 	if k := s.key(i); k >= 0 {
-		delete(s.busy, k)
+		s.setBusy(k, false)
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()

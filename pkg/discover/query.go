@@ -117,18 +117,23 @@ func (f *FatalError) Unwrap() error { return f.Err }
 // failure is returned as *FatalError and not recorded; cancellation
 // returns ctx.Err().
 func (q *Querier) Get(ctx context.Context, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
-	m := smp.NewGet(path, attr, mod)
-	m.MKey = q.MKey
-	return q.do(ctx, smp.PermissiveLID, &m, path, out)
+	return q.do(ctx, smp.PermissiveLID, nil, path, attr, mod, out)
 }
 
-func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPath, out []byte) error {
+// do sends m (nil: the directed-route SubnGet of attr/mod along path,
+// marshalled in place) and waits for its answer, with retries.
+func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
 	pool := q.madPool()
 	w := pool.Get()
 	defer pool.Put(w)
-	w.DLID, w.Path, w.Attr, w.AttrMod = dlid, path, m.AttrID, m.AttrMod
-	attr, mod := m.AttrID, m.AttrMod
-	if err := m.MarshalTo(w.Buf[:]); err != nil {
+	w.DLID, w.Path, w.Attr, w.AttrMod = dlid, path, attr, mod
+	var err error
+	if m == nil {
+		err = smp.MarshalGet(w.Buf[:], path, attr, mod, q.MKey)
+	} else {
+		err = m.MarshalTo(w.Buf[:])
+	}
+	if err != nil {
 		return q.fail(path, attr, mod, err)
 	}
 	timeout := q.Timeout
@@ -136,7 +141,6 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		timeout = DefaultTimeout
 	}
 	resp := &w.Resp
-	var err error
 	// Short first attempts (a timeout estimated from the round trips,
 	// doubled on each loss) do not use up retries: after them the SMP
 	// still gets Retries+1 attempts of the full Timeout.
@@ -290,7 +294,7 @@ func (q *Querier) sample(d time.Duration) {
 func (q *Querier) GetLID(ctx context.Context, lid uint16, attr uint16, mod uint32, out []byte) error {
 	m := smp.NewLIDGet(attr, mod)
 	m.MKey = q.MKey
-	return q.do(ctx, lid, &m, smp.DRPath{}, out)
+	return q.do(ctx, lid, &m, smp.DRPath{}, attr, mod, out)
 }
 
 // Parallel runs job(0..n-1) on workers goroutines and waits. It stops at

@@ -479,8 +479,7 @@ func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, ke
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &apart{n: n, key: key, started: make([]bool, n)}
-	s.cond = sync.NewCond(&s.mu)
+	s := newApart(n, key)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
@@ -515,60 +514,144 @@ func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, ke
 	return ctx.Err()
 }
 
+// apart hands out a ParallelApart's jobs: the first job in order whose
+// key no running job holds. Keys are numbered densely once; each key
+// keeps its jobs in order, and the keys that are free and have jobs left
+// sit in a heap by their first job, so a take costs a heap operation
+// however many jobs wait behind busy keys.
 type apart struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	n, head int
-	key     func(int) int
-	started []bool
-	busy    []bool // by key (port numbers: a slice, not a map)
+	mu    sync.Mutex
+	cond  *sync.Cond
+	left  int     // jobs not started
+	keyOf []int32 // job -> dense key, -1 for none
+	loose []int   // jobs without a key, in order
+	lh    int     // next of loose
+	jobs  [][]int // dense key -> its jobs in order
+	next  []int   // dense key -> index of its next job in jobs[k]
+	busy  []bool  // dense key -> a job holding it runs
+	ready keyHeap // free keys with jobs left, by their next job
 }
 
-func (s *apart) isBusy(k int) bool { return k < len(s.busy) && s.busy[k] }
-
-func (s *apart) setBusy(k int, b bool) {
-	if k >= len(s.busy) {
-		s.busy = append(s.busy, make([]bool, k+1-len(s.busy))...)
+func newApart(n int, key func(i int) int) *apart {
+	s := &apart{left: n, keyOf: make([]int32, n)}
+	s.cond = sync.NewCond(&s.mu)
+	dense := map[int]int32{}
+	for i := 0; i < n; i++ {
+		k := key(i)
+		if k < 0 {
+			s.keyOf[i] = -1
+			s.loose = append(s.loose, i)
+			continue
+		}
+		d, ok := dense[k]
+		if !ok {
+			d = int32(len(s.jobs))
+			dense[k] = d
+			s.jobs = append(s.jobs, nil)
+		}
+		s.keyOf[i] = d
+		s.jobs[d] = append(s.jobs[d], i)
 	}
-	s.busy[k] = b
+	s.next = make([]int, len(s.jobs))
+	s.busy = make([]bool, len(s.jobs))
+	s.ready = keyHeap{s: s, keys: make([]int32, 0, len(s.jobs))}
+	for d := range s.jobs {
+		s.ready.keys = append(s.ready.keys, int32(d)) // already in order of first job
+	}
+	return s
 }
 
+// keyHeap is a min-heap of dense keys by their next job.
+type keyHeap struct {
+	s    *apart
+	keys []int32
+}
+
+func (h *keyHeap) first(i int) int { d := h.keys[i]; return h.s.jobs[d][h.s.next[d]] }
+
+func (h *keyHeap) push(d int32) {
+	h.keys = append(h.keys, d)
+	for i := len(h.keys) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h.first(p) <= h.first(i) {
+			break
+		}
+		h.keys[p], h.keys[i] = h.keys[i], h.keys[p]
+		i = p
+	}
+}
+
+func (h *keyHeap) pop() int32 {
+	top := h.keys[0]
+	last := len(h.keys) - 1
+	h.keys[0] = h.keys[last]
+	h.keys = h.keys[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < last && h.first(l) < h.first(m) {
+			m = l
+		}
+		if r := l + 1; r < last && h.first(r) < h.first(m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.keys[m], h.keys[i] = h.keys[i], h.keys[m]
+		i = m
+	}
+	return top
+}
+
+// take returns the next job to run, waiting while every job left is
+// held back by a busy key; -1 when none is left or ctx ended.
 func (s *apart) take(ctx context.Context) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.left == 0 {
 			return -1
 		}
-		for s.head < s.n && s.started[s.head] {
-			s.head++
+		li, ki := -1, -1
+		if s.lh < len(s.loose) {
+			li = s.loose[s.lh]
 		}
-		if s.head == s.n {
-			return -1
+		if len(s.ready.keys) > 0 {
+			ki = s.ready.first(0)
 		}
-		for i := s.head; i < s.n; i++ {
-			if s.started[i] {
-				continue
-			}
-			k := s.key(i)
-			if k >= 0 && s.isBusy(k) {
-				continue
-			}
-			s.started[i] = true
-			if k >= 0 {
-				s.setBusy(k, true)
-			}
-			return i
+		if li < 0 && ki < 0 {
+			s.cond.Wait()
+			continue
 		}
-		s.cond.Wait()
+		var i int
+		if li >= 0 && (ki < 0 || li < ki) {
+			i = li
+			s.lh++
+		} else {
+			d := s.ready.pop()
+			i = ki
+			s.next[d]++
+			s.busy[d] = true
+		}
+		s.left--
+		if s.left == 0 {
+			s.cond.Broadcast() // the waiters have nothing left to wait for
+		}
+		return i
 	}
 }
 
+// done ends job i: its key's next job may start.
 func (s *apart) done(i int) {
-	s.mu.Lock()
-	if k := s.key(i); k >= 0 {
-		s.setBusy(k, false)
+	d := s.keyOf[i]
+	if d < 0 {
+		return
 	}
-	s.cond.Broadcast()
+	s.mu.Lock()
+	s.busy[d] = false
+	if s.next[d] < len(s.jobs[d]) {
+		s.ready.push(d)
+		s.cond.Signal()
+	}
 	s.mu.Unlock()
 }

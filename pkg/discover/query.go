@@ -554,9 +554,9 @@ func newApart(n int, key func(i int) int) *apart {
 	}
 	s.next = make([]int, len(s.jobs))
 	s.busy = make([]bool, len(s.jobs))
-	s.ready = keyHeap{s: s, keys: make([]int32, 0, len(s.jobs))}
-	for d := range s.jobs {
-		s.ready.keys = append(s.ready.keys, int32(d)) // already in order of first job
+	s.ready = keyHeap{s: s, keys: make([]keyAt, 0, len(s.jobs))}
+	for d, jobs := range s.jobs {
+		s.ready.keys = append(s.ready.keys, keyAt{int32(jobs[0]), int32(d)}) // in order of first job
 	}
 	return s
 }
@@ -564,16 +564,19 @@ func newApart(n int, key func(i int) int) *apart {
 // keyHeap is a min-heap of dense keys by their next job.
 type keyHeap struct {
 	s    *apart
-	keys []int32
+	keys []keyAt
 }
 
-func (h *keyHeap) first(i int) int { d := h.keys[i]; return h.s.jobs[d][h.s.next[d]] }
+// keyAt is a dense key and its next job.
+type keyAt struct{ job, key int32 }
+
+func (h *keyHeap) first(i int) int { return int(h.keys[i].job) }
 
 func (h *keyHeap) push(d int32) {
-	h.keys = append(h.keys, d)
+	h.keys = append(h.keys, keyAt{int32(h.s.jobs[d][h.s.next[d]]), d})
 	for i := len(h.keys) - 1; i > 0; {
 		p := (i - 1) / 2
-		if h.first(p) <= h.first(i) {
+		if h.keys[p].job <= h.keys[i].job {
 			break
 		}
 		h.keys[p], h.keys[i] = h.keys[i], h.keys[p]
@@ -582,16 +585,16 @@ func (h *keyHeap) push(d int32) {
 }
 
 func (h *keyHeap) pop() int32 {
-	top := h.keys[0]
+	top := h.keys[0].key
 	last := len(h.keys) - 1
 	h.keys[0] = h.keys[last]
 	h.keys = h.keys[:last]
 	for i := 0; ; {
 		l, m := 2*i+1, i
-		if l < last && h.first(l) < h.first(m) {
+		if l < last && h.keys[l].job < h.keys[m].job {
 			m = l
 		}
-		if r := l + 1; r < last && h.first(r) < h.first(m) {
+		if r := l + 1; r < last && h.keys[r].job < h.keys[m].job {
 			m = r
 		}
 		if m == i {

@@ -221,7 +221,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cerr != nil {
 		return fail("connect", cerr)
 	}
-	c.window = socketWindow(c.dataRaw)
+	c.window = socketWindow(c.dataRaw, cfg.Inet())
 	go c.reader()
 	go c.janitor()
 	if cfg.IsSM {
@@ -1265,24 +1265,32 @@ func (c *Client) SetIsSM(ctx context.Context, on bool) error {
 }
 
 // datagramCharge is what one request or reply datagram in flight charges
-// against its sender's SO_SNDBUF: 1,280 bytes measured on Linux 6.18 for
-// the 288-byte datagram (167 fit in the default 212,992 bytes), taken
-// with margin.
+// against a socket buffer: 1,280 bytes measured on Linux 6.18 for the
+// 288-byte datagram on a Unix socket pair (167 fit in the default 212,992
+// bytes), taken with margin; over UDP a loopback datagram is charged
+// about twice as much.
 const datagramCharge = 2048
 
 // socketWindow is how many requests can be in flight without a send
-// blocking. Our data socket and ibsim's are connected to each other, so
-// the kernel does not apply net.unix.max_dgram_qlen to them (it applies
-// only when the receiver is not connected back to the sender): a request
-// waiting in ibsim's queue is charged to our send buffer, a reply
-// waiting in ours to ibsim's (whose write loop spins while it is full),
-// so the bound is the send buffer, the same default on both sides.
-func socketWindow(rc syscall.RawConn) int {
-	sndbuf := 0
+// blocking or a datagram dropped. In unix mode our data socket and
+// ibsim's are connected to each other, so the kernel does not apply
+// net.unix.max_dgram_qlen to them (it applies only when the receiver is
+// not connected back to the sender): a request waiting in ibsim's queue
+// is charged to our send buffer, a reply waiting in ours to ibsim's
+// (whose write loop spins while it is full), the same default size on
+// both sides. Over UDP a full receive buffer drops instead, so the
+// receive buffer counts too, at twice the charge.
+func socketWindow(rc syscall.RawConn, inet bool) int {
+	sndbuf, rcvbuf := 0, 0
 	rc.Control(func(fd uintptr) {
 		sndbuf, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+		rcvbuf, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
 	})
-	return max(1, sndbuf/datagramCharge)
+	charge := datagramCharge
+	if inet {
+		charge *= 2
+	}
+	return max(1, min(sndbuf, rcvbuf)/charge)
 }
 
 // Limits: the client enforces every Exchange's deadline itself (the

@@ -1089,10 +1089,19 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	be.PutUint32(out[32+12:], lo)
 
 	c.mu.Lock()
-	if c.dead {
+	closing := false
+	select {
+	case <-c.closed:
+		closing = true
+	default:
+	}
+	if c.dead || closing {
 		c.mu.Unlock()
 		cl.ctx = nil
 		callPool.Put(cl)
+		if closing {
+			return c.opErr("exchange", transport.ErrClosed)
+		}
 		return c.deadErr()
 	}
 	c.pending[lo] = cl

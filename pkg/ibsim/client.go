@@ -69,7 +69,7 @@ type Client struct {
 	dataRaw syscall.RawConn
 	tid     atomic.Uint32
 	mu      sync.Mutex
-	pending map[uint32]*call
+	pending calls
 	dead    bool // the reader stopped: no call is taken any more (under mu)
 
 	closed     chan struct{} // closed by Close
@@ -96,6 +96,72 @@ type call struct {
 	werr     error
 	write    func(fd uintptr) bool // writes out, result in werr
 }
+
+// calls are the outstanding calls by the low 32 bits of their TID (under
+// Client.mu). TIDs are handed out in sequence, so a ring indexed by
+// their low bits holds nearly all of them without a map's hashing; a
+// call whose slot is still taken (by one that has waited while a whole
+// ring of newer ones came and went) goes to the map.
+type calls struct {
+	ring  [ringSize]*call
+	ringT [ringSize]uint32 // the TID of the call in each slot
+	more  map[uint32]*call
+	n     int
+}
+
+const ringSize = 1024 // a power of two
+
+func (cs *calls) put(lo uint32, cl *call) {
+	i := lo & (ringSize - 1)
+	if cs.ring[i] == nil {
+		cs.ring[i], cs.ringT[i] = cl, lo
+	} else {
+		if cs.more == nil {
+			cs.more = make(map[uint32]*call)
+		}
+		cs.more[lo] = cl
+	}
+	cs.n++
+}
+
+func (cs *calls) get(lo uint32) *call {
+	i := lo & (ringSize - 1)
+	if cl := cs.ring[i]; cl != nil && cs.ringT[i] == lo {
+		return cl
+	}
+	if len(cs.more) == 0 {
+		return nil
+	}
+	return cs.more[lo]
+}
+
+// del removes call cl with TID lo (which must be there).
+func (cs *calls) del(lo uint32, cl *call) {
+	i := lo & (ringSize - 1)
+	if cs.ring[i] == cl && cs.ringT[i] == lo {
+		cs.ring[i] = nil
+	} else {
+		delete(cs.more, lo)
+	}
+	cs.n--
+}
+
+// each calls f for every call; f may delete the call it is given.
+func (cs *calls) each(f func(lo uint32, cl *call)) {
+	if cs.n == 0 {
+		return
+	}
+	for i, cl := range cs.ring {
+		if cl != nil {
+			f(cs.ringT[i], cl)
+		}
+	}
+	for lo, cl := range cs.more {
+		f(lo, cl)
+	}
+}
+
+func (cs *calls) len() int { return cs.n }
 
 // callState is how a call ended.
 type callState uint8
@@ -137,7 +203,6 @@ func untrack(c *Client) { liveMu.Lock(); delete(liveSet, c); liveMu.Unlock() }
 func newClient(cfg Config) *Client {
 	c := &Client{
 		cfg:        cfg,
-		pending:    make(map[uint32]*call),
 		closed:     make(chan struct{}),
 		readerDone: make(chan struct{}),
 	}
@@ -925,7 +990,7 @@ func (c *Client) deliverLocked(b []byte) {
 		return // an unsolicited request: we are no agent
 	}
 	lo := be.Uint32(b[32+12:])
-	cl := c.pending[lo]
+	cl := c.pending.get(lo)
 	if cl == nil {
 		return
 	}
@@ -935,7 +1000,7 @@ func (c *Client) deliverLocked(b []byte) {
 
 // endLocked takes call lo out of pending and hands it its end (under mu).
 func (c *Client) endLocked(lo uint32, cl *call, st callState) {
-	delete(c.pending, lo)
+	c.pending.del(lo, cl)
 	cl.state = st
 	cl.done <- struct{}{}
 }
@@ -951,9 +1016,7 @@ func (c *Client) endAll() {
 	}
 	c.mu.Lock()
 	c.dead = true
-	for lo, cl := range c.pending {
-		c.endLocked(lo, cl, st)
-	}
+	c.pending.each(func(lo uint32, cl *call) { c.endLocked(lo, cl, st) })
 	c.mu.Unlock()
 }
 
@@ -981,7 +1044,7 @@ func (c *Client) janitor() {
 			}
 			n := now.UnixNano()
 			c.mu.Lock()
-			for lo, cl := range c.pending {
+			c.pending.each(func(lo uint32, cl *call) {
 				switch {
 				case closed:
 					c.endLocked(lo, cl, callClosed)
@@ -990,7 +1053,7 @@ func (c *Client) janitor() {
 				case cl.ctx != nil && cl.ctx.Err() != nil:
 					c.endLocked(lo, cl, callCancelled)
 				}
-			}
+			})
 			c.mu.Unlock()
 		}
 	}
@@ -1104,7 +1167,7 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		}
 		return c.deadErr()
 	}
-	c.pending[lo] = cl
+	c.pending.put(lo, cl)
 	c.mu.Unlock()
 
 	if err := c.send(ctx, cl); err != nil {
@@ -1174,10 +1237,10 @@ func (c *Client) deadErr() error {
 func (c *Client) forget(lo uint32, cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pending[lo] != cl {
+	if c.pending.get(lo) != cl {
 		return false
 	}
-	delete(c.pending, lo)
+	c.pending.del(lo, cl)
 	return true
 }
 

@@ -623,7 +623,7 @@ func TestNoAnswerTimeout(t *testing.T) {
 		t.Fatalf("short req: %v", err)
 	}
 	c.mu.Lock()
-	n := len(c.pending)
+	n := c.pending.len()
 	c.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d calls left pending", n)
@@ -697,7 +697,7 @@ func TestCloseDuringExchange(t *testing.T) {
 	// Poll for the condition (all n pending); a minute is a hang.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
 		c.mu.Lock()
-		k := len(c.pending)
+		k := c.pending.len()
 		c.mu.Unlock()
 		if k == n {
 			break
@@ -998,7 +998,7 @@ func TestLimits(t *testing.T) {
 		// cancel once the call is pending
 		for {
 			c.mu.Lock()
-			n := len(c.pending)
+			n := c.pending.len()
 			c.mu.Unlock()
 			if n > 0 {
 				break
@@ -1013,9 +1013,31 @@ func TestLimits(t *testing.T) {
 	}
 	<-sent
 	c.mu.Lock()
-	n := len(c.pending)
+	n := c.pending.len()
 	c.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d calls left pending", n)
+	}
+}
+
+// calls keeps a call whose ring slot is taken in its map, and finds,
+// removes and lists calls from both.
+func TestCallsRing(t *testing.T) {
+	var cs calls
+	a, b, c := newCall(), newCall(), newCall()
+	cs.put(5, a)
+	cs.put(5+ringSize, b) // same slot
+	cs.put(6, c)
+	if cs.get(5) != a || cs.get(5+ringSize) != b || cs.get(6) != c || cs.get(7) != nil || cs.get(5+2*ringSize) != nil || cs.len() != 3 {
+		t.Fatal("lookup")
+	}
+	seen := map[uint32]*call{}
+	cs.each(func(lo uint32, cl *call) { seen[lo] = cl; cs.del(lo, cl) })
+	if len(seen) != 3 || seen[5] != a || seen[5+ringSize] != b || seen[6] != c || cs.len() != 0 || cs.get(5) != nil || cs.get(5+ringSize) != nil {
+		t.Fatalf("each/del: %v, %d left", seen, cs.len())
+	}
+	cs.put(5+ringSize, b)
+	if cs.get(5) != nil || cs.get(5+ringSize) != b {
+		t.Fatal("slot reused")
 	}
 }

@@ -64,7 +64,16 @@ type Client struct {
 	connecting bool // CONNECT sent, reply not read yet
 	handedOff  bool // the sockets belong to a lingerer now
 
-	window  int      // Limits().Window
+	window int // Limits().Window
+	// Requests are written to the data socket's descriptor directly, not
+	// through the net.Conn, whose write lock makes concurrent writers
+	// queue (a goroutine hand-off each time two meet). wmu, held shared
+	// by writers and exclusively by Close around closing the socket,
+	// keeps the descriptor from being closed (and its number reused)
+	// under a write.
+	wmu     sync.RWMutex
+	dataFD  int      // -1 until Dial is done
+	wdone   bool     // the data socket is closed (under wmu)
 	data    net.Conn // connected to ibsim's :out<slot>
 	dataRaw syscall.RawConn
 	tid     atomic.Uint32
@@ -205,6 +214,7 @@ func newClient(cfg Config) *Client {
 		cfg:        cfg,
 		closed:     make(chan struct{}),
 		readerDone: make(chan struct{}),
+		dataFD:     -1,
 	}
 	if cfg.Inet() {
 		c.src = "ibsim " + net.JoinHostPort(cfg.ServerName, strconv.Itoa(int(cfg.ServerPort)))
@@ -287,6 +297,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return fail("connect", cerr)
 	}
 	c.window = socketWindow(c.dataRaw, cfg.Inet())
+	c.dataRaw.Control(func(fd uintptr) { c.dataFD = int(fd) })
 	go c.reader()
 	go c.janitor()
 	if cfg.IsSM {
@@ -858,7 +869,10 @@ func (c *Client) Close() error {
 		}
 		c.genMu.Unlock()
 		c.closeErr = c.disconnect(releaseWait)
+		c.wmu.Lock()
+		c.wdone = true
 		c.data.Close()
+		c.wmu.Unlock()
 		c.ctl.Close()
 		untrack(c)
 		// The reader, on its way out, ends the Exchanges still waiting
@@ -1059,15 +1073,37 @@ func (c *Client) janitor() {
 	}
 }
 
+// write makes one attempt at writing cl's request to the data socket
+// (EAGAIN when the socket is full).
+func (c *Client) write(cl *call) error {
+	c.wmu.RLock()
+	fd, done := c.dataFD, c.wdone
+	if fd < 0 || done {
+		c.wmu.RUnlock()
+		if done {
+			return transport.ErrClosed
+		}
+		if err := c.dataRaw.Write(cl.write); err != nil {
+			return err
+		}
+		return cl.werr
+	}
+	var err error
+	for {
+		if _, err = unix.Write(fd, cl.out[:]); err != unix.EINTR {
+			break
+		}
+	}
+	c.wmu.RUnlock()
+	return err
+}
+
 // send writes one datagram to ibsim's data socket. While the socket
 // buffer is full (ibsim stopped, or no longer reading our slot) it waits
 // in slices of pollSlice, giving up at the deadline, on ctx or on Close.
 func (c *Client) send(ctx context.Context, cl *call) error {
-	if err := c.dataRaw.Write(cl.write); err != nil {
+	if err := c.write(cl); err != unix.EAGAIN {
 		return err
-	}
-	if cl.werr != unix.EAGAIN {
-		return cl.werr
 	}
 	if h := testHookSendBlocked; h != nil {
 		h()

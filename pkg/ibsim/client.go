@@ -115,15 +115,19 @@ type calls struct {
 	ring  [ringSize]*call
 	ringT [ringSize]uint32 // the TID of the call in each slot
 	more  map[uint32]*call
-	n     int
+	n     int    // calls in all
+	inRng int    // calls in the ring
+	last  uint32 // the latest TID put
 }
 
 const ringSize = 1024 // a power of two
 
 func (cs *calls) put(lo uint32, cl *call) {
 	i := lo & (ringSize - 1)
+	cs.last = lo
 	if cs.ring[i] == nil {
 		cs.ring[i], cs.ringT[i] = cl, lo
+		cs.inRng++
 	} else {
 		if cs.more == nil {
 			cs.more = make(map[uint32]*call)
@@ -149,19 +153,25 @@ func (cs *calls) del(lo uint32, cl *call) {
 	i := lo & (ringSize - 1)
 	if cs.ring[i] == cl && cs.ringT[i] == lo {
 		cs.ring[i] = nil
+		cs.inRng--
 	} else {
 		delete(cs.more, lo)
 	}
 	cs.n--
 }
 
-// each calls f for every call; f may delete the call it is given.
+// each calls f for every call; f may delete the call it is given. The
+// ring is walked back from the latest TID until all its calls were seen
+// (they are mostly the latest few).
 func (cs *calls) each(f func(lo uint32, cl *call)) {
 	if cs.n == 0 {
 		return
 	}
-	for i, cl := range cs.ring {
-		if cl != nil {
+	left := cs.inRng
+	for k := uint32(0); left > 0 && k < ringSize; k++ {
+		i := (cs.last - k) & (ringSize - 1)
+		if cl := cs.ring[i]; cl != nil {
+			left--
 			f(cs.ringT[i], cl)
 		}
 	}

@@ -1040,4 +1040,16 @@ func TestCallsRing(t *testing.T) {
 	if cs.get(5) != nil || cs.get(5+ringSize) != b {
 		t.Fatal("slot reused")
 	}
+	// calls spread over the whole ring, the latest TID wrapping around
+	// zero, are all seen
+	var ds calls
+	tids := []uint32{1<<32 - 700, 1<<32 - 3, 2, 300}
+	for _, lo := range tids {
+		ds.put(lo, newCall())
+	}
+	n := 0
+	ds.each(func(lo uint32, cl *call) { n++; ds.del(lo, cl) })
+	if n != len(tids) || ds.len() != 0 {
+		t.Fatalf("each saw %d of %d calls, %d left", n, len(tids), ds.len())
+	}
 }

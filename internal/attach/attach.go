@@ -250,6 +250,9 @@ type Fabric struct {
 	Warnings []string
 }
 
+// Limits are the opened transport's (see transport.Limits).
+func (f *Fabric) Limits() transport.Limits { return transport.LimitsOf(f.Transport) }
+
 // ErrNoTransport is returned when no transport flag is given and no
 // InfiniBand device exists.
 var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for the embedded simulator or --ibsim for a running ibsim")

@@ -15,6 +15,7 @@ type workerCtx struct {
 	parent context.Context
 	mu     sync.Mutex
 	armed  bool
+	timed  bool // the armed attempt's timer runs
 	dl     time.Time
 	done   chan struct{} // closed when the armed deadline passes or the parent ends
 	err    error
@@ -114,19 +115,30 @@ func (c *workerCtx) closeLocked(err error) {
 }
 
 // arm starts an attempt, begun at now, that must end within d.
-func (c *workerCtx) arm(now time.Time, d time.Duration) {
+func (c *workerCtx) arm(now time.Time, d time.Duration) { c.start(now, d, true) }
+
+// armUntimed is arm without the timer: Done does not close at the
+// deadline, for a transport that enforces Deadline() itself
+// (transport.Limits.Deadline).
+func (c *workerCtx) armUntimed(now time.Time, d time.Duration) { c.start(now, d, false) }
+
+func (c *workerCtx) start(now time.Time, d time.Duration, timed bool) {
 	c.mu.Lock()
-	c.armed, c.dl = true, now.Add(d)
+	c.armed, c.dl, c.timed = true, now.Add(d), timed
 	c.mu.Unlock()
-	c.timer.Reset(d)
+	if timed {
+		c.timer.Reset(d)
+	}
 }
 
 // disarm ends the attempt; it reports whether its deadline had passed.
 func (c *workerCtx) disarm() (expired bool) {
-	c.timer.Stop()
+	if c.timed { // (only the worker itself writes timed)
+		c.timer.Stop()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.armed = false
+	c.armed, c.timed = false, false
 	if c.err == context.DeadlineExceeded && !c.ended {
 		c.err, c.done = nil, make(chan struct{})
 		return true

@@ -297,6 +297,8 @@ type engine struct {
 	// NodeInfo probes (where sibling parents may reach the same node at
 	// once) and reads of new nodes (one worker per node).
 	probeWin, readWin *Window
+	// gang runs the workers of every phase (see gang).
+	gang *gang
 
 	noLID atomic.Bool // a LID-routed read failed: directed routes only
 
@@ -329,6 +331,10 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	}
 	if cfg.MaxNodes <= 0 {
 		cfg.MaxNodes = DefaultMaxNodes
+	}
+	// -o is an upper bound over the transport's own useful window.
+	if w := transport.LimitsOf(tr).Window; w > 0 && w < cfg.Outstanding {
+		cfg.Outstanding = w
 	}
 	// the engine's hop limit: -1 for none
 	switch {
@@ -368,6 +374,8 @@ type probe struct {
 }
 
 func (e *engine) run(ctx context.Context) error {
+	e.gang = newGang()
+	defer e.gang.stop()
 	start := &probe{path: e.cfg.From}
 	if err := e.q.Get(ctx, start.path, smp.AttrNodeInfo, 0, start.info[:]); err != nil {
 		if IsStop(err) {
@@ -401,7 +409,7 @@ func (e *engine) run(ctx context.Context) error {
 				break
 			}
 			e.phase(e.probeWin)
-			err := parallelApart(ctx, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
+			err := parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
 				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
 					return int(p.parent.Num)
 				}
@@ -443,7 +451,7 @@ const probeChunk = 1024
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	e.phase(e.readWin)
-	return parallel(ctx, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
+	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
 			return e.readPort(ctx, r.n, r.num, r.path)

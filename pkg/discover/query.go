@@ -39,6 +39,9 @@ type Querier struct {
 	// times after that.
 	FixedTimeout bool
 
+	limOnce sync.Once
+	lim     transport.Limits
+
 	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
 	rttvar  atomic.Int64 // round-trip variation, ns
@@ -47,6 +50,12 @@ type Querier struct {
 	mu      sync.Mutex
 	errs    []*SMPError
 	pool    model.MADPool
+}
+
+// limits are the Transport's Limits.
+func (q *Querier) limits() *transport.Limits {
+	q.limOnce.Do(func() { q.lim = transport.LimitsOf(q.Transport) })
+	return &q.lim
 }
 
 // SMPs is the number of SMPs sent, retries included.
@@ -108,18 +117,23 @@ func (f *FatalError) Unwrap() error { return f.Err }
 // failure is returned as *FatalError and not recorded; cancellation
 // returns ctx.Err().
 func (q *Querier) Get(ctx context.Context, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
-	m := smp.NewGet(path, attr, mod)
-	m.MKey = q.MKey
-	return q.do(ctx, smp.PermissiveLID, &m, path, out)
+	return q.do(ctx, smp.PermissiveLID, nil, path, attr, mod, out)
 }
 
-func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPath, out []byte) error {
+// do sends m (nil: the directed-route SubnGet of attr/mod along path,
+// marshalled in place) and waits for its answer, with retries.
+func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
 	pool := q.madPool()
 	w := pool.Get()
 	defer pool.Put(w)
-	w.DLID, w.Path, w.Attr, w.AttrMod = dlid, path, m.AttrID, m.AttrMod
-	attr, mod := m.AttrID, m.AttrMod
-	if err := m.MarshalTo(w.Buf[:]); err != nil {
+	w.DLID, w.Path, w.Attr, w.AttrMod = dlid, path, attr, mod
+	var err error
+	if m == nil {
+		err = smp.MarshalGet(w.Buf[:], path, attr, mod, q.MKey)
+	} else {
+		err = m.MarshalTo(w.Buf[:])
+	}
+	if err != nil {
 		return q.fail(path, attr, mod, err)
 	}
 	timeout := q.Timeout
@@ -127,7 +141,6 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		timeout = DefaultTimeout
 	}
 	resp := &w.Resp
-	var err error
 	// Short first attempts (a timeout estimated from the round trips,
 	// doubled on each loss) do not use up retries: after them the SMP
 	// still gets Retries+1 attempts of the full Timeout.
@@ -167,7 +180,11 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		w.Sent = time.Now()
 		var expired bool
 		if wc != nil {
-			wc.arm(w.Sent, wait)
+			if q.limits().Deadline {
+				wc.armUntimed(w.Sent, wait)
+			} else {
+				wc.arm(w.Sent, wait)
+			}
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
 			expired = wc.disarm()
 		} else {
@@ -277,19 +294,19 @@ func (q *Querier) sample(d time.Duration) {
 func (q *Querier) GetLID(ctx context.Context, lid uint16, attr uint16, mod uint32, out []byte) error {
 	m := smp.NewLIDGet(attr, mod)
 	m.MKey = q.MKey
-	return q.do(ctx, lid, &m, smp.DRPath{}, out)
+	return q.do(ctx, lid, &m, smp.DRPath{}, attr, mod, out)
 }
 
 // Parallel runs job(0..n-1) on workers goroutines and waits. It stops at
 // the first fatal error or cancellation and returns it; other job errors
 // are left to the jobs (recorded by the Querier).
 func Parallel(ctx context.Context, workers, n int, job func(ctx context.Context, i int) error) error {
-	return parallel(ctx, nil, workers, n, job)
+	return parallel(ctx, nil, nil, workers, n, job)
 }
 
 // parallel is Parallel with as many workers running as win allows SMPs
-// in flight (see crew).
-func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx context.Context, i int) error) error {
+// in flight (see crew), run on g's goroutines where it has idle ones.
+func parallel(ctx context.Context, g *gang, win *Window, workers, n int, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
@@ -298,7 +315,7 @@ func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx con
 	var next atomic.Int64
 	var once sync.Once
 	var first error
-	c := &crew{win: win, max: max(1, min(workers, n))}
+	c := &crew{gang: g, win: win, max: max(1, min(workers, n))}
 	c.work = func() {
 		wc := newWorkerCtx(ctx)
 		defer wc.release()
@@ -330,6 +347,7 @@ func parallel(ctx context.Context, win *Window, workers, n int, job func(ctx con
 // one releasing room waking the one waiting). Workers are added as the
 // window grows and leave as it shrinks, at least one staying.
 type crew struct {
+	gang    *gang // nil: a new goroutine per worker
 	win     *Window
 	max     int
 	work    func()
@@ -355,10 +373,46 @@ func (c *crew) start() {
 // spawn starts a worker already counted in running.
 func (c *crew) spawn() {
 	c.wg.Add(1)
-	go func() {
+	c.gang.run(func() {
 		defer c.wg.Done()
 		c.work()
-	}()
+	})
+}
+
+// gang keeps the goroutines of finished workers for the next ones: a
+// discovery runs a crew per level and chunk, and a fresh goroutine would
+// grow its stack again through the transport's call chain each time.
+// A nil gang starts a goroutine per worker.
+type gang struct {
+	idle chan func() // unbuffered: a send succeeds only to an idle goroutine
+}
+
+func newGang() *gang { return &gang{idle: make(chan func())} }
+
+// run runs f on an idle goroutine of g, or on a new one that joins g
+// after f.
+func (g *gang) run(f func()) {
+	if g == nil {
+		go f()
+		return
+	}
+	select {
+	case g.idle <- f:
+	default:
+		go func() {
+			f()
+			for f := range g.idle {
+				f()
+			}
+		}()
+	}
+}
+
+// stop lets g's idle goroutines end; no run may follow.
+func (g *gang) stop() {
+	if g != nil {
+		close(g.idle)
+	}
 }
 
 // stay reports whether the calling worker should take another job; a
@@ -413,19 +467,19 @@ func IsStop(err error) bool {
 // a fat tree reach the same node by the same port number, and two probes
 // of one node at once make its one-packet VL15 buffer drop one.
 func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
-	return parallelApart(ctx, nil, workers, n, key, job)
+	return parallelApart(ctx, nil, nil, workers, n, key, job)
 }
 
 // parallelApart is ParallelApart with as many workers running as win
-// allows SMPs in flight (see crew).
-func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
+// allows SMPs in flight (see crew), run on g's goroutines where it has
+// idle ones.
+func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &apart{n: n, key: key, started: make([]bool, n), busy: map[int]bool{}}
-	s.cond = sync.NewCond(&s.mu)
+	s := newApart(n, key)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
@@ -434,7 +488,7 @@ func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i 
 	defer stop()
 	var once sync.Once
 	var first error
-	c := &crew{win: win, max: max(1, min(workers, n))}
+	c := &crew{gang: g, win: win, max: max(1, min(workers, n))}
 	c.work = func() {
 		wc := newWorkerCtx(ctx)
 		defer wc.release()
@@ -460,51 +514,147 @@ func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i 
 	return ctx.Err()
 }
 
+// apart hands out a ParallelApart's jobs: the first job in order whose
+// key no running job holds. Keys are numbered densely once; each key
+// keeps its jobs in order, and the keys that are free and have jobs left
+// sit in a heap by their first job, so a take costs a heap operation
+// however many jobs wait behind busy keys.
 type apart struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	n, head int
-	key     func(int) int
-	started []bool
-	busy    map[int]bool
+	mu    sync.Mutex
+	cond  *sync.Cond
+	left  int     // jobs not started
+	keyOf []int32 // job -> dense key, -1 for none
+	loose []int   // jobs without a key, in order
+	lh    int     // next of loose
+	jobs  [][]int // dense key -> its jobs in order
+	next  []int   // dense key -> index of its next job in jobs[k]
+	busy  []bool  // dense key -> a job holding it runs
+	ready keyHeap // free keys with jobs left, by their next job
 }
 
+func newApart(n int, key func(i int) int) *apart {
+	s := &apart{left: n, keyOf: make([]int32, n)}
+	s.cond = sync.NewCond(&s.mu)
+	dense := map[int]int32{}
+	for i := 0; i < n; i++ {
+		k := key(i)
+		if k < 0 {
+			s.keyOf[i] = -1
+			s.loose = append(s.loose, i)
+			continue
+		}
+		d, ok := dense[k]
+		if !ok {
+			d = int32(len(s.jobs))
+			dense[k] = d
+			s.jobs = append(s.jobs, nil)
+		}
+		s.keyOf[i] = d
+		s.jobs[d] = append(s.jobs[d], i)
+	}
+	s.next = make([]int, len(s.jobs))
+	s.busy = make([]bool, len(s.jobs))
+	s.ready = keyHeap{s: s, keys: make([]keyAt, 0, len(s.jobs))}
+	for d, jobs := range s.jobs {
+		s.ready.keys = append(s.ready.keys, keyAt{int32(jobs[0]), int32(d)}) // in order of first job
+	}
+	return s
+}
+
+// keyHeap is a min-heap of dense keys by their next job.
+type keyHeap struct {
+	s    *apart
+	keys []keyAt
+}
+
+// keyAt is a dense key and its next job.
+type keyAt struct{ job, key int32 }
+
+func (h *keyHeap) first(i int) int { return int(h.keys[i].job) }
+
+func (h *keyHeap) push(d int32) {
+	h.keys = append(h.keys, keyAt{int32(h.s.jobs[d][h.s.next[d]]), d})
+	for i := len(h.keys) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h.keys[p].job <= h.keys[i].job {
+			break
+		}
+		h.keys[p], h.keys[i] = h.keys[i], h.keys[p]
+		i = p
+	}
+}
+
+func (h *keyHeap) pop() int32 {
+	top := h.keys[0].key
+	last := len(h.keys) - 1
+	h.keys[0] = h.keys[last]
+	h.keys = h.keys[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < last && h.keys[l].job < h.keys[m].job {
+			m = l
+		}
+		if r := l + 1; r < last && h.keys[r].job < h.keys[m].job {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.keys[m], h.keys[i] = h.keys[i], h.keys[m]
+		i = m
+	}
+	return top
+}
+
+// take returns the next job to run, waiting while every job left is
+// held back by a busy key; -1 when none is left or ctx ended.
 func (s *apart) take(ctx context.Context) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.left == 0 {
 			return -1
 		}
-		for s.head < s.n && s.started[s.head] {
-			s.head++
+		li, ki := -1, -1
+		if s.lh < len(s.loose) {
+			li = s.loose[s.lh]
 		}
-		if s.head == s.n {
-			return -1
+		if len(s.ready.keys) > 0 {
+			ki = s.ready.first(0)
 		}
-		for i := s.head; i < s.n; i++ {
-			if s.started[i] {
-				continue
-			}
-			k := s.key(i)
-			if k >= 0 && s.busy[k] {
-				continue
-			}
-			s.started[i] = true
-			if k >= 0 {
-				s.busy[k] = true
-			}
-			return i
+		if li < 0 && ki < 0 {
+			s.cond.Wait()
+			continue
 		}
-		s.cond.Wait()
+		var i int
+		if li >= 0 && (ki < 0 || li < ki) {
+			i = li
+			s.lh++
+		} else {
+			d := s.ready.pop()
+			i = ki
+			s.next[d]++
+			s.busy[d] = true
+		}
+		s.left--
+		if s.left == 0 {
+			s.cond.Broadcast() // the waiters have nothing left to wait for
+		}
+		return i
 	}
 }
 
+// done ends job i: its key's next job may start.
 func (s *apart) done(i int) {
-	s.mu.Lock()
-	if k := s.key(i); k >= 0 {
-		delete(s.busy, k)
+	d := s.keyOf[i]
+	if d < 0 {
+		return
 	}
-	s.cond.Broadcast()
+	s.mu.Lock()
+	s.busy[d] = false
+	if s.next[d] < len(s.jobs[d]) {
+		s.ready.push(d)
+		s.cond.Signal()
+	}
 	s.mu.Unlock()
 }

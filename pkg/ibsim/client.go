@@ -64,11 +64,22 @@ type Client struct {
 	connecting bool // CONNECT sent, reply not read yet
 	handedOff  bool // the sockets belong to a lingerer now
 
+	window int // Limits().Window
+	// Requests are written to the data socket's descriptor directly, not
+	// through the net.Conn, whose write lock makes concurrent writers
+	// queue (a goroutine hand-off each time two meet). wmu, held shared
+	// by writers and exclusively by Close around closing the socket,
+	// keeps the descriptor from being closed (and its number reused)
+	// under a write.
+	wmu     sync.RWMutex
+	dataFD  int      // -1 until Dial is done
+	wdone   bool     // the data socket is closed (under wmu)
 	data    net.Conn // connected to ibsim's :out<slot>
 	dataRaw syscall.RawConn
 	tid     atomic.Uint32
 	mu      sync.Mutex
-	pending map[uint32]*call
+	pending calls
+	dead    bool // the reader stopped: no call is taken any more (under mu)
 
 	closed     chan struct{} // closed by Close
 	readerDone chan struct{} // closed when the reader goroutine exits
@@ -78,18 +89,109 @@ type Client struct {
 }
 
 // call is one outstanding Exchange. Whoever takes it out of pending (the
-// reader with a reply, the janitor at its deadline) sends the one token
-// on done; calls are pooled with their channel and write function, so an
-// Exchange allocates nothing.
+// reader with a reply; the janitor at its deadline, when its ctx ends or
+// after Close; the reader on its way out) sets its state and sends the
+// one token on done: the Exchange waits on that one channel, which costs
+// less than a select over its ctx, Close and the reader. Calls are pooled
+// with their channel and write function, so an Exchange allocates
+// nothing.
 type call struct {
 	done     chan struct{} // capacity 1
-	expired  bool          // set by the janitor before its token
-	deadline int64         // UnixNano: the janitor ends the call then
+	state    callState     // set before the token
+	ctx      context.Context
+	deadline int64 // UnixNano: the janitor ends the call then
 	buf      [RequestSize]byte
 	out      [RequestSize]byte // the request as sent
 	werr     error
 	write    func(fd uintptr) bool // writes out, result in werr
 }
+
+// calls are the outstanding calls by the low 32 bits of their TID (under
+// Client.mu). TIDs are handed out in sequence, so a ring indexed by
+// their low bits holds nearly all of them without a map's hashing; a
+// call whose slot is still taken (by one that has waited while a whole
+// ring of newer ones came and went) goes to the map.
+type calls struct {
+	ring  [ringSize]*call
+	ringT [ringSize]uint32 // the TID of the call in each slot
+	more  map[uint32]*call
+	n     int    // calls in all
+	inRng int    // calls in the ring
+	last  uint32 // the latest TID put
+}
+
+const ringSize = 1024 // a power of two
+
+func (cs *calls) put(lo uint32, cl *call) {
+	i := lo & (ringSize - 1)
+	cs.last = lo
+	if cs.ring[i] == nil {
+		cs.ring[i], cs.ringT[i] = cl, lo
+		cs.inRng++
+	} else {
+		if cs.more == nil {
+			cs.more = make(map[uint32]*call)
+		}
+		cs.more[lo] = cl
+	}
+	cs.n++
+}
+
+func (cs *calls) get(lo uint32) *call {
+	i := lo & (ringSize - 1)
+	if cl := cs.ring[i]; cl != nil && cs.ringT[i] == lo {
+		return cl
+	}
+	if len(cs.more) == 0 {
+		return nil
+	}
+	return cs.more[lo]
+}
+
+// del removes call cl with TID lo (which must be there).
+func (cs *calls) del(lo uint32, cl *call) {
+	i := lo & (ringSize - 1)
+	if cs.ring[i] == cl && cs.ringT[i] == lo {
+		cs.ring[i] = nil
+		cs.inRng--
+	} else {
+		delete(cs.more, lo)
+	}
+	cs.n--
+}
+
+// each calls f for every call; f may delete the call it is given. The
+// ring is walked back from the latest TID until all its calls were seen
+// (they are mostly the latest few).
+func (cs *calls) each(f func(lo uint32, cl *call)) {
+	if cs.n == 0 {
+		return
+	}
+	left := cs.inRng
+	for k := uint32(0); left > 0 && k < ringSize; k++ {
+		i := (cs.last - k) & (ringSize - 1)
+		if cl := cs.ring[i]; cl != nil {
+			left--
+			f(cs.ringT[i], cl)
+		}
+	}
+	for lo, cl := range cs.more {
+		f(lo, cl)
+	}
+}
+
+func (cs *calls) len() int { return cs.n }
+
+// callState is how a call ended.
+type callState uint8
+
+const (
+	callReplied   callState = iota // buf holds the reply
+	callExpired                    // its deadline passed
+	callCancelled                  // its ctx ended first
+	callClosed                     // the client was closed
+	callReadError                  // the reader stopped (c.readErr)
+)
 
 func newCall() *call {
 	cl := &call{done: make(chan struct{}, 1)}
@@ -120,9 +222,9 @@ func untrack(c *Client) { liveMu.Lock(); delete(liveSet, c); liveMu.Unlock() }
 func newClient(cfg Config) *Client {
 	c := &Client{
 		cfg:        cfg,
-		pending:    make(map[uint32]*call),
 		closed:     make(chan struct{}),
 		readerDone: make(chan struct{}),
+		dataFD:     -1,
 	}
 	if cfg.Inet() {
 		c.src = "ibsim " + net.JoinHostPort(cfg.ServerName, strconv.Itoa(int(cfg.ServerPort)))
@@ -204,6 +306,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cerr != nil {
 		return fail("connect", cerr)
 	}
+	c.window = socketWindow(c.dataRaw, cfg.Inet())
+	c.dataRaw.Control(func(fd uintptr) { c.dataFD = int(fd) })
 	go c.reader()
 	go c.janitor()
 	if cfg.IsSM {
@@ -775,13 +879,15 @@ func (c *Client) Close() error {
 		}
 		c.genMu.Unlock()
 		c.closeErr = c.disconnect(releaseWait)
+		c.wmu.Lock()
+		c.wdone = true
 		c.data.Close()
+		c.wmu.Unlock()
 		c.ctl.Close()
 		untrack(c)
+		// The reader, on its way out, ends the Exchanges still waiting
+		// (ErrClosed); the janitor does so earlier, at its next tick.
 		<-c.readerDone
-		// Exchanges still waiting see c.closed and remove their own
-		// entries: taking them out here would make a waiter believe its
-		// reply had arrived and wait for it forever.
 	})
 	return c.closeErr
 }
@@ -835,6 +941,7 @@ const readBatch = 16
 // the low 32 bits of the TID.
 func (c *Client) reader() {
 	defer close(c.readerDone)
+	defer c.endAll()
 	var bufs [readBatch][RequestSize + 64]byte
 	var iovs [readBatch]unix.Iovec
 	var msgs [readBatch]unix.Mmsghdr
@@ -907,13 +1014,34 @@ func (c *Client) deliverLocked(b []byte) {
 		return // an unsolicited request: we are no agent
 	}
 	lo := be.Uint32(b[32+12:])
-	cl := c.pending[lo]
+	cl := c.pending.get(lo)
 	if cl == nil {
 		return
 	}
-	delete(c.pending, lo)
 	copy(cl.buf[:], b[:RequestSize])
+	c.endLocked(lo, cl, callReplied)
+}
+
+// endLocked takes call lo out of pending and hands it its end (under mu).
+func (c *Client) endLocked(lo uint32, cl *call, st callState) {
+	c.pending.del(lo, cl)
+	cl.state = st
 	cl.done <- struct{}{}
+}
+
+// endAll ends every pending call as the reader stops, and every later
+// Exchange at once.
+func (c *Client) endAll() {
+	st := callReadError
+	select {
+	case <-c.closed:
+		st = callClosed
+	default:
+	}
+	c.mu.Lock()
+	c.dead = true
+	c.pending.each(func(lo uint32, cl *call) { c.endLocked(lo, cl, st) })
+	c.mu.Unlock()
 }
 
 // janitorTick is the janitor's period: how late an Exchange may end
@@ -921,39 +1049,71 @@ func (c *Client) deliverLocked(b []byte) {
 const janitorTick = 5 * time.Millisecond
 
 // janitor ends the Exchanges whose deadline (their ctx's, or
-// Config.Timeout after they started) has passed: one ticker for the
-// client instead of a timer per SMP.
+// Config.Timeout after they started) has passed or whose ctx ended, and
+// after Close all of them: one ticker for the client instead of a timer
+// or a select per SMP. It runs until the reader stops.
 func (c *Client) janitor() {
 	t := time.NewTicker(min(janitorTick, max(c.cfg.timeout()/4, time.Millisecond)))
 	defer t.Stop()
 	for {
 		select {
-		case <-c.closed:
+		case <-c.readerDone:
 			return
 		case now := <-t.C:
+			closed := false
+			select {
+			case <-c.closed:
+				closed = true
+			default:
+			}
 			n := now.UnixNano()
 			c.mu.Lock()
-			for lo, cl := range c.pending {
-				if cl.deadline != 0 && cl.deadline <= n {
-					delete(c.pending, lo)
-					cl.expired = true
-					cl.done <- struct{}{}
+			c.pending.each(func(lo uint32, cl *call) {
+				switch {
+				case closed:
+					c.endLocked(lo, cl, callClosed)
+				case cl.deadline != 0 && cl.deadline <= n:
+					c.endLocked(lo, cl, callExpired)
+				case cl.ctx != nil && cl.ctx.Err() != nil:
+					c.endLocked(lo, cl, callCancelled)
 				}
-			}
+			})
 			c.mu.Unlock()
 		}
 	}
+}
+
+// write makes one attempt at writing cl's request to the data socket
+// (EAGAIN when the socket is full).
+func (c *Client) write(cl *call) error {
+	c.wmu.RLock()
+	fd, done := c.dataFD, c.wdone
+	if fd < 0 || done {
+		c.wmu.RUnlock()
+		if done {
+			return transport.ErrClosed
+		}
+		if err := c.dataRaw.Write(cl.write); err != nil {
+			return err
+		}
+		return cl.werr
+	}
+	var err error
+	for {
+		if _, err = unix.Write(fd, cl.out[:]); err != unix.EINTR {
+			break
+		}
+	}
+	c.wmu.RUnlock()
+	return err
 }
 
 // send writes one datagram to ibsim's data socket. While the socket
 // buffer is full (ibsim stopped, or no longer reading our slot) it waits
 // in slices of pollSlice, giving up at the deadline, on ctx or on Close.
 func (c *Client) send(ctx context.Context, cl *call) error {
-	if err := c.dataRaw.Write(cl.write); err != nil {
+	if err := c.write(cl); err != unix.EAGAIN {
 		return err
-	}
-	if cl.werr != unix.EAGAIN {
-		return cl.werr
 	}
 	if h := testHookSendBlocked; h != nil {
 		h()
@@ -995,63 +1155,73 @@ func (c *Client) send(ctx context.Context, cl *call) error {
 // directed-route SMP) and copies the reply into resp. It rewrites the low
 // 32 bits of the TID. ibsim's status 110 (dropped or unroutable) and an
 // expired ctx or cfg.Timeout (when ctx has no deadline) are
-// transport.ErrTimeout; the deadline holds (about 5 ms late at most) for a
-// ctx whose Done channel does not close at its deadline; after Close it returns transport.ErrClosed. All
-// errors are *transport.OpError.
+// transport.ErrTimeout. The deadline holds whether or not ctx's Done
+// channel closes at it, and a cancelled ctx ends the Exchange, both
+// within about 5 ms (the janitor's tick: see Limits); after Close it
+// returns transport.ErrClosed. All errors are *transport.OpError.
 func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
 	if len(req) < MADSize || len(resp) < MADSize {
 		return c.opErr("exchange", ErrShort)
 	}
-	select {
-	case <-c.closed:
-		return c.opErr("exchange", transport.ErrClosed)
-	default:
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = transport.ErrTimeout
+		}
+		return c.opErr("exchange", err)
 	}
 	cl := callPool.Get().(*call)
-	cl.expired = false
 	if d, ok := ctx.Deadline(); ok {
-		// Enforced here too: a ctx may carry a deadline without a timer
-		// behind its Done channel.
 		cl.deadline = d.UnixNano()
 	} else {
 		cl.deadline = time.Now().Add(c.cfg.timeout()).UnixNano()
 	}
+	if ctx.Done() != nil {
+		cl.ctx = ctx
+	}
 	lo := c.tid.Add(1)
 
 	out := cl.out[:]
-	clear(out)
+	clear(out[:32])
 	be.PutUint16(out[0:], dlid)
 	class := req[1]
 	isSMP := class == smp.ClassDirectRoute || class == smp.ClassLIDRouted
-	switch {
-	case dlid == smp.PermissiveLID:
+	if dlid == smp.PermissiveLID {
 		be.PutUint16(out[4:], smp.PermissiveLID)
-	default:
-		be.PutUint16(out[4:], 0) // ibsim fills in our LID
-	}
+	} // else 0: ibsim fills in our LID
 	if !isSMP {
 		be.PutUint32(out[8:], 1) // GMPs go to QP1
 		be.PutUint32(out[12:], 1)
 	}
 	be.PutUint64(out[24:], MADSize)
 	copy(out[32:], req[:MADSize])
+	clear(out[32+MADSize:])
 	be.PutUint32(out[32+12:], lo)
 
 	c.mu.Lock()
+	closing := false
 	select {
 	case <-c.closed:
-		c.mu.Unlock()
-		return c.opErr("exchange", transport.ErrClosed)
+		closing = true
 	default:
 	}
-	c.pending[lo] = cl
+	if c.dead || closing {
+		c.mu.Unlock()
+		cl.ctx = nil
+		callPool.Put(cl)
+		if closing {
+			return c.opErr("exchange", transport.ErrClosed)
+		}
+		return c.deadErr()
+	}
+	c.pending.put(lo, cl)
 	c.mu.Unlock()
 
 	if err := c.send(ctx, cl); err != nil {
 		if !c.forget(lo, cl) {
-			<-cl.done // the reply came anyway
-			callPool.Put(cl)
+			<-cl.done // the reply (or the janitor) came anyway
 		}
+		cl.ctx = nil
+		callPool.Put(cl)
 		select {
 		case <-c.closed:
 			return c.opErr("send", transport.ErrClosed)
@@ -1063,40 +1233,27 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		return c.opErr("send", err)
 	}
 
-	got := false // the token on cl.done was taken
-	select {
-	case <-cl.done:
-		got = true
-	case <-ctx.Done():
-		if !c.forget(lo, cl) {
-			break // the reply won the race
-		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return c.opErr("exchange", transport.ErrTimeout)
-		}
-		return c.opErr("exchange", ctx.Err())
-	case <-c.closed:
-		if !c.forget(lo, cl) {
-			break
-		}
-		return c.opErr("exchange", transport.ErrClosed)
-	case <-c.readerDone:
-		if !c.forget(lo, cl) {
-			break
-		}
-		select {
-		case <-c.closed:
-			return c.opErr("exchange", transport.ErrClosed)
-		default:
-		}
-		return c.opErr("recv", c.readErr)
-	}
-	if !got {
-		<-cl.done
-	}
-	if cl.expired {
+	<-cl.done
+	st := cl.state
+	cl.ctx = nil
+	switch st {
+	case callReplied:
+	case callExpired:
 		callPool.Put(cl)
 		return c.opErr("exchange", transport.ErrTimeout)
+	case callCancelled:
+		callPool.Put(cl)
+		err := ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = transport.ErrTimeout
+		}
+		return c.opErr("exchange", err)
+	case callClosed:
+		callPool.Put(cl)
+		return c.opErr("exchange", transport.ErrClosed)
+	default:
+		callPool.Put(cl)
+		return c.deadErr()
 	}
 	status := be.Uint32(cl.buf[16:])
 	copy(resp[:MADSize], cl.buf[32:])
@@ -1110,15 +1267,26 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	return c.opErr("exchange", fmt.Errorf("%w: ibsim status %d", ErrBadReply, status))
 }
 
+// deadErr is the error of an Exchange the stopped reader ended.
+func (c *Client) deadErr() error {
+	select {
+	case <-c.closed:
+		return c.opErr("exchange", transport.ErrClosed)
+	default:
+	}
+	<-c.readerDone // readErr is set
+	return c.opErr("recv", c.readErr)
+}
+
 // forget removes a pending call; false means the reader or the janitor
 // already took it (and sends on cl.done).
 func (c *Client) forget(lo uint32, cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pending[lo] != cl {
+	if c.pending.get(lo) != cl {
 		return false
 	}
-	delete(c.pending, lo)
+	c.pending.del(lo, cl)
 	return true
 }
 
@@ -1214,4 +1382,40 @@ func (c *Client) SetIsSM(ctx context.Context, on bool) error {
 	return nil
 }
 
+// datagramCharge is what one request or reply datagram in flight charges
+// against a socket buffer: 1,280 bytes measured on Linux 6.18 for the
+// 288-byte datagram on a Unix socket pair (167 fit in the default 212,992
+// bytes), taken with margin; over UDP a loopback datagram is charged
+// about twice as much.
+const datagramCharge = 2048
+
+// socketWindow is how many requests can be in flight without a send
+// blocking or a datagram dropped. In unix mode our data socket and
+// ibsim's are connected to each other, so the kernel does not apply
+// net.unix.max_dgram_qlen to them (it applies only when the receiver is
+// not connected back to the sender): a request waiting in ibsim's queue
+// is charged to our send buffer, a reply waiting in ours to ibsim's
+// (whose write loop spins while it is full), the same default size on
+// both sides. Over UDP a full receive buffer drops instead, so the
+// receive buffer counts too, at twice the charge.
+func socketWindow(rc syscall.RawConn, inet bool) int {
+	sndbuf, rcvbuf := 0, 0
+	rc.Control(func(fd uintptr) {
+		sndbuf, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+		rcvbuf, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+	})
+	charge := datagramCharge
+	if inet {
+		charge *= 2
+	}
+	return max(1, min(sndbuf, rcvbuf)/charge)
+}
+
+// Limits: the client enforces every Exchange's deadline itself (the
+// janitor), and keeps at most what the sockets hold in flight.
+func (c *Client) Limits() transport.Limits {
+	return transport.Limits{Deadline: true, Window: c.window}
+}
+
 var _ transport.Transport = (*Client)(nil)
+var _ transport.Limiter = (*Client)(nil)

@@ -623,7 +623,7 @@ func TestNoAnswerTimeout(t *testing.T) {
 		t.Fatalf("short req: %v", err)
 	}
 	c.mu.Lock()
-	n := len(c.pending)
+	n := c.pending.len()
 	c.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d calls left pending", n)
@@ -697,7 +697,7 @@ func TestCloseDuringExchange(t *testing.T) {
 	// Poll for the condition (all n pending); a minute is a hang.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
 		c.mu.Lock()
-		k := len(c.pending)
+		k := c.pending.len()
 		c.mu.Unlock()
 		if k == n {
 			break
@@ -952,5 +952,104 @@ func TestInetMode(t *testing.T) {
 	}
 	if g, err := c.GUID(ctx); err != nil || g != 0x100003 {
 		t.Fatalf("GUID %#x %v", g, err)
+	}
+}
+
+// TestLimits checks what Limits promises: the deadline holds without a
+// Done channel behind it, a ctx cancelled while its SMP is in flight ends
+// the Exchange (the janitor sees it; there is no select on ctx), and the
+// window is what the default socket buffers carry (ibsim's connected
+// sockets are not bound by net.unix.max_dgram_qlen).
+func TestLimits(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := Dial(ctx, Config{SockName: s.SockName, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lim := c.Limits()
+	if !lim.Deadline || lim.Window < 64 {
+		t.Errorf("Limits %+v: want Deadline and a window of at least 64", lim)
+	}
+	if got := transport.LimitsOf(transport.ReadOnly(c)); got != lim {
+		t.Errorf("through ReadOnly: %+v", got)
+	}
+	req := badHopPointer(t) // never answered
+	end := func(what string, ctx context.Context) error {
+		done := make(chan error, 1)
+		go func() { done <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize)) }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: no end within a minute", what)
+			return nil
+		}
+	}
+	dl := time.Now().Add(30 * time.Millisecond)
+	if err := end("deadline without Done", deadlineOnly{Context: context.Background(), d: dl}); !errors.Is(err, transport.ErrTimeout) || time.Now().Before(dl) {
+		t.Errorf("deadline without Done: %v", err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	sent := make(chan struct{})
+	go func() {
+		// cancel once the call is pending
+		for {
+			c.mu.Lock()
+			n := c.pending.len()
+			c.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		ccancel()
+		close(sent)
+	}()
+	if err := end("cancelled in flight", cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled in flight: %v", err)
+	}
+	<-sent
+	c.mu.Lock()
+	n := c.pending.len()
+	c.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d calls left pending", n)
+	}
+}
+
+// calls keeps a call whose ring slot is taken in its map, and finds,
+// removes and lists calls from both.
+func TestCallsRing(t *testing.T) {
+	var cs calls
+	a, b, c := newCall(), newCall(), newCall()
+	cs.put(5, a)
+	cs.put(5+ringSize, b) // same slot
+	cs.put(6, c)
+	if cs.get(5) != a || cs.get(5+ringSize) != b || cs.get(6) != c || cs.get(7) != nil || cs.get(5+2*ringSize) != nil || cs.len() != 3 {
+		t.Fatal("lookup")
+	}
+	seen := map[uint32]*call{}
+	cs.each(func(lo uint32, cl *call) { seen[lo] = cl; cs.del(lo, cl) })
+	if len(seen) != 3 || seen[5] != a || seen[5+ringSize] != b || seen[6] != c || cs.len() != 0 || cs.get(5) != nil || cs.get(5+ringSize) != nil {
+		t.Fatalf("each/del: %v, %d left", seen, cs.len())
+	}
+	cs.put(5+ringSize, b)
+	if cs.get(5) != nil || cs.get(5+ringSize) != b {
+		t.Fatal("slot reused")
+	}
+	// calls spread over the whole ring, the latest TID wrapping around
+	// zero, are all seen
+	var ds calls
+	tids := []uint32{1<<32 - 700, 1<<32 - 3, 2, 300}
+	for _, lo := range tids {
+		ds.put(lo, newCall())
+	}
+	n := 0
+	ds.each(func(lo uint32, cl *call) { n++; ds.del(lo, cl) })
+	if n != len(tids) || ds.len() != 0 {
+		t.Fatalf("each saw %d of %d calls, %d left", n, len(tids), ds.len())
 	}
 }

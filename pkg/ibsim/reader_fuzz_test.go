@@ -92,7 +92,7 @@ func FuzzReader(f *testing.F) {
 		const lo = 7
 		cl := newCall()
 		c.mu.Lock()
-		c.pending[lo] = cl
+		c.pending.put(lo, cl)
 		c.mu.Unlock()
 		var sent [][]byte
 		size := (len(data) + parts - 1) / parts
@@ -124,7 +124,7 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("the call got a datagram nobody sent: %x", got)
 		}
 		c.mu.Lock()
-		left := len(c.pending)
+		left := c.pending.len()
 		c.mu.Unlock()
 		if left != 0 {
 			t.Fatalf("%d calls left pending", left)

@@ -21,6 +21,18 @@
 // with ErrNotRunning when nothing listens, and tells ibsim's refusals
 // apart (ErrNoSlot, ErrUnknownNode, ErrSMExists).
 //
+// The data path costs one write per request and one recvmmsg per batch of
+// replies: a reader goroutine hands each reply to the Exchange waiting on
+// its call's one channel, and a janitor ticking every 5 ms ends the calls
+// whose deadline passed or whose ctx ended (and all of them after Close),
+// so an Exchange neither arms a timer nor selects over its ctx; the
+// deadline holds without a timer behind the ctx (Limits). ibsim answers
+// one request per select(2) round from a single thread, and our data
+// socket and its slot socket are connected to each other, so
+// net.unix.max_dgram_qlen (10) does not bound them: the requests in
+// flight are bounded by the socket buffers (about 167 datagrams each
+// with the defaults), which Limits reports as the useful window.
+//
 // CONNECT needs care: ibsim answers it by connecting its slot socket to
 // the client's :in<id> socket and exits (ibpanic "can't connect to in
 // socket") if that socket is gone. So CONNECT gets its own generous limit

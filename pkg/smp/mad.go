@@ -180,6 +180,27 @@ func NewGet(p DRPath, attr uint16, mod uint32) MAD {
 	return m
 }
 
+// MarshalGet writes into b (at least 256 bytes) the directed-route
+// SubnGet of attr/mod along p with M_Key mkey: the bytes of NewGet(p,
+// attr, mod) with MKey set, without building the MAD first (the engine
+// sends one per SMP).
+func MarshalGet(b []byte, p DRPath, attr uint16, mod uint32, mkey uint64) error {
+	if len(b) < MADSize {
+		return ErrShort
+	}
+	b = b[:MADSize]
+	clear(b)
+	b[0], b[1], b[2], b[3] = mad.BaseVersion, ClassDirectRoute, 1, MethodGet
+	b[7] = p.hops
+	binary.BigEndian.PutUint16(b[16:], attr)
+	binary.BigEndian.PutUint32(b[20:], mod)
+	binary.BigEndian.PutUint64(b[24:], mkey)
+	binary.BigEndian.PutUint16(b[32:], PermissiveLID)
+	binary.BigEndian.PutUint16(b[34:], PermissiveLID)
+	copy(b[InitPathOff:], p.ports[:p.hops+1])
+	return nil
+}
+
 // NewLIDGet returns a LID-routed SubnGet request for attr/mod.
 func NewLIDGet(attr uint16, mod uint32) MAD {
 	return MAD{Header: mad.Header{

@@ -262,3 +262,39 @@ func TestDRPath(t *testing.T) {
 		t.Errorf("NewGet path %s", m.Path())
 	}
 }
+
+// MarshalGet writes what NewGet and MarshalTo write, over hop counts
+// from 0 to MaxHops, and refuses a short buffer.
+func TestMarshalGet(t *testing.T) {
+	p := DRPath{}
+	for hops := 0; hops <= MaxHops; hops++ {
+		if hops > 0 {
+			var err error
+			if p, err = p.Extend(uint8(hops%36 + 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			attr uint16
+			mod  uint32
+			mkey uint64
+		}{{AttrNodeInfo, 0, 0}, {AttrPortInfo, 17, 0x0102030405060708}, {AttrMlnxExtPortInfo, 0xffffffff, 1}} {
+			m := NewGet(p, tc.attr, tc.mod)
+			m.MKey = tc.mkey
+			want := make([]byte, MADSize)
+			if err := m.MarshalTo(want); err != nil {
+				t.Fatal(err)
+			}
+			got := bytes.Repeat([]byte{0xee}, MADSize+8)
+			if err := MarshalGet(got, p, tc.attr, tc.mod, tc.mkey); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got[:MADSize], want) || got[MADSize] != 0xee {
+				t.Fatalf("%d hops, attr %#x mod %d: got\n% x\nwant\n% x", hops, tc.attr, tc.mod, got, want)
+			}
+		}
+	}
+	if err := MarshalGet(make([]byte, MADSize-1), p, AttrNodeInfo, 0, 0); err != ErrShort {
+		t.Errorf("short buffer: %v", err)
+	}
+}

@@ -66,6 +66,35 @@ func Unwrap(t Transport) Transport {
 	return t
 }
 
+// Limits is what a transport says about itself to its callers (see
+// Limiter).
+type Limits struct {
+	// Deadline: Exchange ends at ctx's Deadline() by itself (within a
+	// few milliseconds), whether or not ctx's Done channel closes then,
+	// and notices a cancelled ctx within as long. A caller need not arm
+	// a timer per MAD.
+	Deadline bool
+	// Window is the most MADs worth having in flight at once through
+	// this transport (0: no limit of its own). More would only wait in
+	// the transport or make the peer drop them; callers take it as an
+	// upper bound below their own.
+	Window int
+}
+
+// Limiter is a Transport that states its Limits.
+type Limiter interface {
+	Limits() Limits
+}
+
+// LimitsOf returns t's Limits (the zero Limits for a transport that
+// states none), looking through the read-only wrapper.
+func LimitsOf(t Transport) Limits {
+	if l, ok := Unwrap(t).(Limiter); ok {
+		return l.Limits()
+	}
+	return Limits{}
+}
+
 // Transport carries MADs to a fabric and back.
 //
 // Exchange sends req, a 256-byte MAD, to dlid (smp.PermissiveLID for a

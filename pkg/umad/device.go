@@ -363,6 +363,11 @@ func (d *Device) fail(err error) {
 	}
 }
 
+// Limits: the kernel ends every send at the timeout Exchange computes
+// from ctx's deadline (no retries), so a caller needs no timer of its
+// own.
+func (d *Device) Limits() transport.Limits { return transport.Limits{Deadline: true} }
+
 // Close unregisters the agents and closes the device; pending exchanges
 // return transport.ErrClosed.
 func (d *Device) Close() error {

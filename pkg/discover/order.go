@@ -95,13 +95,14 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 		kPortInfo
 		kEPI
 	)
+	// An item is 12 bytes (node indexes, not pointers): the queue holds
+	// every SMP ibnetdiscover sends, up to a few per port.
 	type item struct {
 		k       kind
 		init    bool
 		retract bool
-		num     uint8
-		n       *model.Node
-		via     *model.PhysPort // NodeInfo: the port probed through; CA PortInfo: the port the CA was reached by
+		num     uint8 // PortInfo, EPI: the port read; NodeInfo: the port of node probed through
+		node    int32 // the node read; NodeInfo: the node probed from
 		d       int32
 	}
 	// Per-node state, indexed by the node's Index (its position in
@@ -113,7 +114,9 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	described := make([]bool, len(f.Nodes))
 	depth := make([]int32, len(f.Nodes))
 	entry := make([]uint8, len(f.Nodes))
-	paths := make([]smp.DRPath, len(f.Nodes))
+	// A reached node's Path is set to ibnetdiscover's route at once (it
+	// is only read for reached nodes from then on).
+	nodes := f.Nodes
 	// portBase[i]+p indexes port p of node i in hashed.
 	portBase := make([]int, len(f.Nodes)+1)
 	for i, n := range f.Nodes {
@@ -145,7 +148,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			if d > maxHops {
 				maxHops = d
 			}
-			queue = append(queue, item{k: kNodeInfo, via: pp, d: int32(d), retract: retract})
+			queue = append(queue, item{k: kNodeInfo, node: int32(n.Index), num: pp.Num, d: int32(d), retract: retract})
 		}
 	}
 	// lids is what libibnetdisc's port shell holds when a NodeInfo
@@ -180,15 +183,17 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				it.d = int32(f.From.Path.Len())
 				path = f.From.Path
 			} else {
-				if it.via.Remote == nil {
+				from := nodes[it.node]
+				via := from.Port(int(it.num))
+				if via.Remote == nil {
 					continue
 				}
-				n, q = it.via.Remote.Node, it.via.Remote.Num
+				n, q = via.Remote.Node, via.Remote.Num
 				if it.retract {
-					path = paths[it.via.Node.Index].Retract()
+					path = from.Path.Retract()
 				} else {
 					var err error
-					if path, err = paths[it.via.Node.Index].Extend(it.via.Num); err != nil {
+					if path, err = from.Path.Extend(it.num); err != nil {
 						continue // libibnetdisc stops at 63 hops too
 					}
 				}
@@ -211,48 +216,51 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				created[n.Index] = true
 				entry[n.Index] = q
 				depth[n.Index] = it.d
-				paths[n.Index] = path
+				n.Path = path
 				order = append(order, n)
-				queue = append(queue, item{k: kDesc, n: n})
+				ni := int32(n.Index)
+				queue = append(queue, item{k: kDesc, node: ni})
 				if n.IsSwitch() {
-					queue = append(queue, item{k: kSwitchInfo, n: n}, item{k: kPortInfo, n: n, num: 0})
+					queue = append(queue, item{k: kSwitchInfo, node: ni}, item{k: kPortInfo, node: ni, num: 0})
 				}
 			}
 			if !n.IsSwitch() {
-				queue = append(queue, item{k: kPortInfo, n: n, num: q})
+				queue = append(queue, item{k: kPortInfo, node: int32(n.Index), num: q})
 			}
 		case kDesc:
-			described[it.n.Index] = true
+			described[it.node] = true
 		case kSwitchInfo:
 		case kPortInfo:
-			pp := it.n.Port(int(it.num))
+			n := nodes[it.node]
+			pp := n.Port(int(it.num))
 			if pp == nil || !pp.HasInfo {
 				continue
 			}
-			if h := portBase[it.n.Index] + int(it.num); !hashed[h] {
+			if h := portBase[it.node] + int(it.num); !hashed[h] {
 				hashed[h] = true
 				hashOrder = append(hashOrder, pp)
 			}
-			if it.n.IsSwitch() && it.num == 0 {
+			if n.IsSwitch() && it.num == 0 {
 				if o.MlnxEPI && wantsMlnxEPI(pp) {
-					queue = append(queue, item{k: kEPI, n: it.n, num: 0})
+					queue = append(queue, item{k: kEPI, node: it.node, num: 0})
 				}
-				for p := 1; p <= it.n.NumPorts(); p++ {
-					queue = append(queue, item{k: kPortInfo, n: it.n, num: uint8(p)})
+				for p := 1; p <= n.NumPorts(); p++ {
+					queue = append(queue, item{k: kPortInfo, node: it.node, num: uint8(p)})
 				}
 				continue
 			}
 			if o.MlnxEPI && wantsMlnxEPI(pp) {
-				queue = append(queue, item{k: kEPI, n: it.n, num: it.num})
+				queue = append(queue, item{k: kEPI, node: it.node, num: it.num})
 				continue
 			}
-			explore(it.n, pp)
+			explore(n, pp)
 		case kEPI:
-			explore(it.n, it.n.Port(int(it.num)))
+			n := nodes[it.node]
+			explore(n, n.Port(int(it.num)))
 		}
 	}
 	for _, n := range order {
-		asReachedBy(n, entry[n.Index], paths[n.Index])
+		asReachedBy(n, entry[n.Index])
 	}
 	if len(order) < len(f.Nodes) {
 		for _, n := range f.Nodes {
@@ -270,11 +278,10 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 }
 
 // asReachedBy makes n read as libibnetdisc reads it when it first
-// reaches n by path, entering at port q: the directed route, NodeInfo's
-// LocalPortNum (and a CA's PortGUID, which is per port) and, on a switch,
-// every PortInfo's LocalPortNum (the port the SMP entered by).
-func asReachedBy(n *model.Node, q uint8, path smp.DRPath) {
-	n.Path = path
+// reaches n entering at port q (the replay has set n.Path already):
+// NodeInfo's LocalPortNum (and a CA's PortGUID, which is per port) and, on
+// a switch, every PortInfo's LocalPortNum (the port the SMP entered by).
+func asReachedBy(n *model.Node, q uint8) {
 	if n.Info.LocalPortNum == q {
 		return
 	}

@@ -462,9 +462,7 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 			return e.readPort(ctx, n, e.entry[n], n.Path)
 		}
 		if err := e.q.Get(ctx, n.Path, smp.AttrSwitchInfo, 0, buf[:]); err == nil {
-			_ = n.SwitchInfo.UnmarshalBinary(buf[:])
-			copy(n.RawSwitchInfo[:], buf[:])
-			n.HasSwitchInfo = true
+			_ = n.SetSwitchInfo(buf[:])
 		} else if IsStop(err) {
 			return err
 		}
@@ -515,9 +513,7 @@ func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
 		return nil
 	}
 	if err := get(smp.AttrSwitchInfo, 0, buf[:]); err == nil {
-		_ = n.SwitchInfo.UnmarshalBinary(buf[:])
-		copy(n.RawSwitchInfo[:], buf[:])
-		n.HasSwitchInfo = true
+		_ = n.SetSwitchInfo(buf[:])
 	} else if IsStop(err) {
 		return err
 	}

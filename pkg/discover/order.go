@@ -1,8 +1,6 @@
 package discover
 
 import (
-	"encoding/binary"
-
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -285,26 +283,16 @@ func asReachedBy(n *model.Node, q uint8) {
 	if n.Info.LocalPortNum == q {
 		return
 	}
-	n.Info.LocalPortNum = q
-	n.RawInfo[nodeInfoLocalPortOff] = q
+	n.SetLocalPortNum(q)
 	if !n.IsSwitch() {
 		if pp := n.Port(int(q)); pp != nil && pp.GUID != 0 {
-			n.Info.PortGUID = pp.GUID
-			binary.BigEndian.PutUint64(n.RawInfo[nodeInfoPortGUIDOff:], pp.GUID)
+			n.SetPortGUID(pp.GUID)
 		}
 		return
 	}
 	for _, pp := range n.Ports {
 		if pp != nil && pp.HasInfo {
-			pp.Info.LocalPortNum = q
-			pp.RawInfo[portInfoLocalPortOff] = q
+			pp.SetLocalPortNum(q)
 		}
 	}
 }
-
-// Byte offsets in the NodeInfo and PortInfo attributes.
-const (
-	nodeInfoPortGUIDOff  = 20
-	nodeInfoLocalPortOff = 36
-	portInfoLocalPortOff = 28
-)

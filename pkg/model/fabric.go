@@ -399,7 +399,7 @@ type Fabric struct {
 
 	byGUID map[uint64]*Node
 	ports  map[uint64]*Port
-	lids   map[uint16]*Port
+	lids   []*Port // by unicast LID, as long as the highest LID registered needs
 }
 
 // NewFabric returns an empty fabric.
@@ -407,7 +407,6 @@ func NewFabric() *Fabric {
 	return &Fabric{
 		byGUID: make(map[uint64]*Node),
 		ports:  make(map[uint64]*Port),
-		lids:   make(map[uint16]*Port),
 	}
 }
 
@@ -453,7 +452,12 @@ func (f *Fabric) NodeByGUID(guid uint64) *Node { return f.byGUID[guid] }
 func (f *Fabric) PortByGUID(guid uint64) *Port { return f.ports[guid] }
 
 // PortByLID returns the logical port whose LID range holds lid, or nil.
-func (f *Fabric) PortByLID(lid uint16) *Port { return f.lids[lid] }
+func (f *Fabric) PortByLID(lid uint16) *Port {
+	if int(lid) < len(f.lids) {
+		return f.lids[lid]
+	}
+	return nil
+}
 
 // RegisterPort records the logical port behind physical port pp (its GUID
 // and its LID range) once its PortInfo is known. The first port to claim
@@ -477,13 +481,18 @@ func (f *Fabric) RegisterPort(pp *PhysPort) error {
 	}
 	var err error
 	for l := uint32(lo); l <= uint32(hi) && l <= 0xBFFF; l++ {
-		if other, ok := f.lids[uint16(l)]; ok && other != lp {
+		// a slice, not a map: 8 bytes a LID up to the highest, a
+		// fraction of a map's cost on a fabric of any size
+		for int(l) >= len(f.lids) {
+			f.lids = append(f.lids, nil)
+		}
+		if other := f.lids[l]; other != nil && other != lp {
 			if err == nil {
 				err = fmt.Errorf("LID %d of port 0x%016x already belongs to port 0x%016x", l, lp.GUID, other.GUID)
 			}
 			continue
 		}
-		f.lids[uint16(l)] = lp
+		f.lids[l] = lp
 	}
 	return err
 }
@@ -493,13 +502,12 @@ func (f *Fabric) NumLogicalPorts() int { return len(f.ports) }
 
 // MaxLID returns the highest LID registered.
 func (f *Fabric) MaxLID() uint16 {
-	var m uint16
-	for l := range f.lids {
-		if l > m {
-			m = l
+	for l := len(f.lids) - 1; l > 0; l-- {
+		if f.lids[l] != nil {
+			return uint16(l)
 		}
 	}
-	return m
+	return 0
 }
 
 // Switches returns the switches in discovery order.

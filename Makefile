@@ -7,6 +7,8 @@
 #   make bench   Go benchmarks, summarised as a table
 #   make bench-ibsim  ibdiscover vs ibnetdiscover (and a bare client) on ibsim fabrics of 2,144 and 324 nodes
 #                     (and ibavtrack errors vs ibqueryerrors on the same size)
+#   make bench-rss    peak RSS of each process alone: ibdiscover --version, ibdiscover vs
+#                     ibnetdiscover on the 2,144-node tree through ibsim (BIG=1: also 64,656 nodes)
 #   make fuzz    run every fuzz target for FUZZTIME each
 #   make install PREFIX=/usr/local   binaries, man pages, bash and zsh completions
 
@@ -38,7 +40,7 @@ BUILDENV ?= CGO_ENABLED=0
 # (internal/clitest.BuildFlags), and so do the bench scripts.
 BUILDFLAGS ?= -tags=urfave_cli_no_docs
 
-.PHONY: all build demo test test-stress vet cross fmt-check bench bench-ibsim fuzz install clean
+.PHONY: all build demo test test-stress vet cross fmt-check bench bench-ibsim bench-rss fuzz install clean
 
 all: build
 
@@ -81,6 +83,10 @@ bench-ibsim: build
 	sh scripts/install-deps.sh
 	sh scripts/bench-ibsim.sh
 	sh scripts/bench-ibsim-pma.sh
+
+bench-rss:
+	sh scripts/install-deps.sh
+	sh scripts/bench-rss.sh
 
 fuzz:
 	sh scripts/fuzz.sh $(FUZZTIME)

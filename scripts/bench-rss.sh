@@ -19,6 +19,7 @@ done
 # Built as make build builds them (Makefile BUILDENV, BUILDFLAGS).
 CGO_ENABLED=0 go build -tags=urfave_cli_no_docs -o bin/ ./cmd/ibdiscover
 CGO_ENABLED=0 go build -o bin/benchibsim ./tools/benchibsim
+ours=$PWD/bin/ibdiscover
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bench-rss.XXXXXX")
 ibsim_pid=
 cleanup() {
@@ -29,9 +30,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # rss CMD...: one run's peak RSS in KiB (the command's output discarded;
-# a failed run stops the script with its error output).
+# a failed run stops the script with its error output). It runs in $dir:
+# libumad2sim.so makes its sysfs tree (sys-PID) in the working directory.
 rss() {
-	if ! "$TIME" -o "$dir/time" -f %M "$@" >/dev/null 2>"$dir/err"; then
+	if ! (cd "$dir" && exec "$TIME" -o "$dir/time" -f %M "$@" >/dev/null 2>"$dir/err"); then
 		echo "bench-rss: $* failed:" >&2
 		cat "$dir/err" >&2
 		exit 1
@@ -79,15 +81,15 @@ echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-40s %8s %8s %8s\n" "" min median max
 
 : >"$dir/version"
-for _ in $(seq "$runs"); do rss bin/ibdiscover --version >>"$dir/version"; done
+for _ in $(seq "$runs"); do rss "$ours" --version >>"$dir/version"; done
 stats "ibdiscover --version" "$dir/version"
 
 # measure LABEL RUNS: ibdiscover and ibnetdiscover on the running ibsim.
 measure() {
 	: >"$dir/o"; : >"$dir/o16"; : >"$dir/c"; : >"$dir/c16"
 	for _ in $(seq "$2"); do
-		rss bin/ibdiscover --ibsim >>"$dir/o"
-		rss bin/ibdiscover --ibsim -o 16 >>"$dir/o16"
+		rss "$ours" --ibsim >>"$dir/o"
+		rss "$ours" --ibsim -o 16 >>"$dir/o16"
 		rss env LD_PRELOAD="$SHIM" ibnetdiscover >>"$dir/c"
 		rss env LD_PRELOAD="$SHIM" ibnetdiscover -o 16 >>"$dir/c16"
 	done

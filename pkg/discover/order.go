@@ -85,24 +85,6 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	if f.From == nil {
 		return Replay{}
 	}
-	type kind uint8
-	const (
-		kNodeInfo kind = iota
-		kDesc
-		kSwitchInfo
-		kPortInfo
-		kEPI
-	)
-	// An item is 12 bytes (node indexes, not pointers): the queue holds
-	// every SMP ibnetdiscover sends, up to a few per port.
-	type item struct {
-		k       kind
-		init    bool
-		retract bool
-		num     uint8 // PortInfo, EPI: the port read; NodeInfo: the port of node probed through
-		node    int32 // the node read; NodeInfo: the node probed from
-		d       int32
-	}
 	// Per-node state, indexed by the node's Index (its position in
 	// f.Nodes before the reordering).
 	for i, n := range f.Nodes {
@@ -124,8 +106,8 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	hashOrder := make([]*model.PhysPort, 0, len(hashed))
 	maxHops := int(f.From.Path.Len())
 	order := make([]*model.Node, 0, len(f.Nodes))
-	queue := make([]item, 0, 1024)
-	queue = append(queue, item{k: kNodeInfo, init: true})
+	var queue replayQueue
+	queue.push(replayItem{k: kNodeInfo, init: true})
 	explore := func(n *model.Node, pp *model.PhysPort) {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 			return
@@ -146,7 +128,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			if d > maxHops {
 				maxHops = d
 			}
-			queue = append(queue, item{k: kNodeInfo, node: int32(n.Index), num: pp.Num, d: int32(d), retract: retract})
+			queue.push(replayItem{k: kNodeInfo, node: int32(n.Index), num: pp.Num, d: int32(d), retract: retract})
 		}
 	}
 	// lids is what libibnetdisc's port shell holds when a NodeInfo
@@ -162,14 +144,8 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 		return pp.BaseLID(), pp.LMC()
 	}
 	smps := 0
-	for head := 0; head < len(queue); head++ {
-		it := queue[head]
-		if head >= 4096 && head*2 >= len(queue) {
-			// drop the consumed front so the queue does not grow forever
-			queue = append(queue[:0], queue[head:]...)
-			head = 0
-			it = queue[0]
-		}
+	for queue.len() > 0 {
+		it := queue.pop()
 		smps++
 		switch it.k {
 		case kNodeInfo:
@@ -217,13 +193,14 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				n.Path = path
 				order = append(order, n)
 				ni := int32(n.Index)
-				queue = append(queue, item{k: kDesc, node: ni})
+				queue.push(replayItem{k: kDesc, node: ni})
 				if n.IsSwitch() {
-					queue = append(queue, item{k: kSwitchInfo, node: ni}, item{k: kPortInfo, node: ni, num: 0})
+					queue.push(replayItem{k: kSwitchInfo, node: ni})
+					queue.push(replayItem{k: kPortInfo, node: ni, num: 0})
 				}
 			}
 			if !n.IsSwitch() {
-				queue = append(queue, item{k: kPortInfo, node: int32(n.Index), num: q})
+				queue.push(replayItem{k: kPortInfo, node: int32(n.Index), num: q})
 			}
 		case kDesc:
 			described[it.node] = true
@@ -240,15 +217,15 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			}
 			if n.IsSwitch() && it.num == 0 {
 				if o.MlnxEPI && wantsMlnxEPI(pp) {
-					queue = append(queue, item{k: kEPI, node: it.node, num: 0})
+					queue.push(replayItem{k: kEPI, node: it.node, num: 0})
 				}
 				for p := 1; p <= n.NumPorts(); p++ {
-					queue = append(queue, item{k: kPortInfo, node: it.node, num: uint8(p)})
+					queue.push(replayItem{k: kPortInfo, node: it.node, num: uint8(p)})
 				}
 				continue
 			}
 			if o.MlnxEPI && wantsMlnxEPI(pp) {
-				queue = append(queue, item{k: kEPI, node: it.node, num: it.num})
+				queue.push(replayItem{k: kEPI, node: it.node, num: it.num})
 				continue
 			}
 			explore(n, pp)
@@ -295,4 +272,70 @@ func asReachedBy(n *model.Node, q uint8) {
 			pp.SetLocalPortNum(q)
 		}
 	}
+}
+
+// The replay's queue: the SMPs ibnetdiscover sends, in its order.
+type replayKind uint8
+
+const (
+	kNodeInfo replayKind = iota
+	kDesc
+	kSwitchInfo
+	kPortInfo
+	kEPI
+)
+
+// A replayItem is 12 bytes (node indexes, not pointers).
+type replayItem struct {
+	k       replayKind
+	init    bool
+	retract bool
+	num     uint8 // PortInfo, EPI: the port read; NodeInfo: the port of node probed through
+	node    int32 // the node read; NodeInfo: the node probed from
+	d       int32
+}
+
+// replayQueue is a FIFO of items in blocks of queueBlock, a consumed
+// block reused for new items: its memory is what is pending at most (a
+// level's worth), not every item ever queued nor a doubling slice's
+// copies.
+type replayQueue struct {
+	blocks [][]replayItem // blocks[0][head:] is the front; the last block fills up to its capacity
+	head   int
+	n      int
+	spare  []replayItem
+}
+
+const queueBlock = 1024
+
+func (q *replayQueue) len() int { return q.n }
+
+func (q *replayQueue) push(it replayItem) {
+	last := len(q.blocks) - 1
+	if last < 0 || len(q.blocks[last]) == cap(q.blocks[last]) {
+		b := q.spare
+		q.spare = nil
+		if b == nil {
+			b = make([]replayItem, 0, queueBlock)
+		}
+		q.blocks = append(q.blocks, b[:0])
+		last++
+	}
+	q.blocks[last] = append(q.blocks[last], it)
+	q.n++
+}
+
+func (q *replayQueue) pop() replayItem {
+	b := q.blocks[0]
+	it := b[q.head]
+	q.head++
+	q.n--
+	if q.head == len(b) {
+		// the front block is used up: keep it for reuse
+		q.spare = b
+		q.blocks[0] = nil
+		q.blocks = q.blocks[1:]
+		q.head = 0
+	}
+	return it
 }

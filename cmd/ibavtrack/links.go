@@ -11,6 +11,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/termtable"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
@@ -172,7 +173,7 @@ func writeLinksTable(w io.Writer, links []pathav.Link, counters *portcounters.Re
 		}
 		rows[i] = row
 	}
-	if err := termout.Table(w, header, rows); err != nil {
+	if err := termtable.Write(w, header, rows); err != nil {
 		return err
 	}
 	marked := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/termtable"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
@@ -121,7 +122,7 @@ func writePath(w io.Writer, p *pathav.Path) error {
 			pathav.ActiveSpeed(pp.Port).String(), pathav.GbpsText(pp.Rate) + " Gb/s", paint.Warn(mark)}
 		rows = append(rows, row)
 	}
-	return termout.Table(w, header, rows)
+	return termtable.Write(w, header, rows)
 }
 
 type pathPortJSON struct {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
@@ -280,7 +281,7 @@ func buildTools(t *testing.T, names ...string) map[string]string {
 	bins := map[string]string{}
 	for _, name := range names {
 		bin := filepath.Join(dir, name)
-		if out, err := exec.Command(gobin, "build", "-o", bin, "../"+name).CombinedOutput(); err != nil {
+		if out, err := clitest.GoBuild(gobin, bin, "../"+name).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}
 		bins[name] = bin

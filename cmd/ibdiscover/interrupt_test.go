@@ -44,7 +44,7 @@ func buildTool(t *testing.T) string {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "ibdiscover")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := clitest.GoBuild(gobin, bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build ibdiscover: %v\n%s", err, out)
 	}
 	return bin

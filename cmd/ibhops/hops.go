@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/termtable"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -371,11 +371,11 @@ func (t *tool) switchTable(w io.Writer, sw *model.Node) error {
 	if _, err := fmt.Fprintf(w, "Switch %q guid %s lid %d, %d ports, %d linked\n", js.Switch.Name, js.Switch.NodeGUID, js.Switch.LID, sw.NumPorts(), len(portRows)); err != nil {
 		return err
 	}
-	if err := termout.Table(w, []string{"Port", "Type", "Neighbour", "Remote port", "LID", "Port GUID"}, portRows); err != nil {
+	if err := termtable.Write(w, []string{"Port", "Type", "Neighbour", "Remote port", "LID", "Port GUID"}, portRows); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "\nHops from %q to every LID (Ports: the ports with the least hops)\n", js.Switch.Name); err != nil {
 		return err
 	}
-	return termout.Table(w, []string{"LID", "Type", "Destination", "Hops", "Ports"}, destRows)
+	return termtable.Write(w, []string{"LID", "Type", "Destination", "Hops", "Ports"}, destRows)
 }

@@ -13,14 +13,14 @@ package outfile
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 )
@@ -394,14 +394,14 @@ func tempName(base, suffix string) string {
 }
 
 // createTemp creates a new temporary file for base in dir with perm (the
-// umask applies).
+// umask applies). The name's 12 hex digits come from math/rand/v2 (the
+// runtime's ChaCha8, randomly seeded): O_EXCL makes a name unique, the
+// randomness only makes a clash unlikely, and crypto/rand would link the
+// whole FIPS module into every binary (peak RSS).
 func createTemp(dir, base string, perm os.FileMode) (*os.File, string, error) {
-	var b [6]byte
 	for range 100 {
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, "", err
-		}
-		name := filepath.Join(dir, tempName(base, hex.EncodeToString(b[:])))
+		suffix := strconv.FormatUint(1<<48|rand.Uint64N(1<<48), 16)[1:]
+		name := filepath.Join(dir, tempName(base, suffix))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue

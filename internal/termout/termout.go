@@ -1,6 +1,7 @@
-// Package termout formats human-facing output: aligned tables
-// (tablewriter) and colour (fatih/color) that is used only on a terminal
-// and never when NO_COLOR is set. Machine formats never go through it.
+// Package termout formats human-facing output: colour (fatih/color) that
+// is used only on a terminal and never when NO_COLOR is set, and the
+// terminal test behind it. Machine formats never go through it; aligned
+// tables are in internal/termtable.
 package termout
 
 import (
@@ -9,8 +10,6 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // IsTerminal reports whether w is a terminal: an *os.File, or a writer
@@ -63,26 +62,3 @@ func (p Painter) Good(s string) string { return p.paint(color.FgGreen, s) }
 
 // Bold emphasises.
 func (p Painter) Bold(s string) string { return p.paint(color.Bold, s) }
-
-// Table writes rows under header as an aligned ASCII table. Cells are
-// printed as given (no case changes, no wrapping).
-func Table(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithSymbols(tw.NewSymbols(tw.StyleASCII)),
-	)
-	hdr := make([]any, len(header))
-	for i, h := range header {
-		hdr[i] = h
-	}
-	t.Header(hdr...)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}

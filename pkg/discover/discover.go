@@ -305,11 +305,13 @@ type engine struct {
 	mu       sync.Mutex // guards problems
 	problems []Problem
 
-	entry  map[*model.Node]uint8 // port by which the node was first reached
+	entry  []uint8 // by node Index: the port by which the node was first reached
 	levels int
 	full   bool // a new node was refused at MaxNodes
-	// answered holds, for every port probed, the node GUID that answered
-	// through it.
+	// answered holds, for every port probed whose answer did not link it,
+	// the node GUID that answered through it. (During discovery a link is
+	// never broken, so a linked port's answer is never looked up: keeping
+	// only the others keeps the map empty on a healthy fabric.)
 	answered map[*model.PhysPort]uint64
 
 	// slab and chunk hold the probes of the chunk in flight (reused).
@@ -350,7 +352,6 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
 		fab:      model.NewFabric(),
-		entry:    make(map[*model.Node]uint8),
 		answered: make(map[*model.PhysPort]uint64),
 	}
 }
@@ -467,12 +468,10 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 			return err
 		}
 		if !n.IsSwitch() {
-			return e.readPort(ctx, n, e.entry[n], n.Path)
+			return e.readPort(ctx, n, e.entry[n.Index], n.Path)
 		}
 		if err := e.q.Get(ctx, n.Path, smp.AttrSwitchInfo, 0, buf[:]); err == nil {
-			_ = n.SwitchInfo.UnmarshalBinary(buf[:])
-			copy(n.RawSwitchInfo[:], buf[:])
-			n.HasSwitchInfo = true
+			_ = n.SetSwitchInfo(buf[:])
 		} else if IsStop(err) {
 			return err
 		}
@@ -491,7 +490,7 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 // readByLID reads what read does for a new node, the PortInfo that gives
 // its LID first by directed route and the rest by LID where it can.
 func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
-	first := e.entry[n]
+	first := e.entry[n.Index]
 	if n.IsSwitch() {
 		first = 0
 	}
@@ -523,9 +522,7 @@ func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
 		return nil
 	}
 	if err := get(smp.AttrSwitchInfo, 0, buf[:]); err == nil {
-		_ = n.SwitchInfo.UnmarshalBinary(buf[:])
-		copy(n.RawSwitchInfo[:], buf[:])
-		n.HasSwitchInfo = true
+		_ = n.SetSwitchInfo(buf[:])
 	} else if IsStop(err) {
 		return err
 	}
@@ -666,64 +663,70 @@ func (e *engine) accept(ctx context.Context, probes []*probe) ([]*model.Node, []
 		if err := ni.UnmarshalBinary(p.info[:]); err != nil {
 			continue
 		}
-		q := ni.LocalPortNum
-		if p.remotePort != 0 {
-			q = p.remotePort
-		}
-		if p.parent != nil {
+		fresh, revisit = e.acceptOne(ctx, p, &ni, fresh, revisit)
+		if p.parent != nil && p.parent.Remote == nil {
 			e.answered[p.parent] = ni.NodeGUID
 		}
-		if p.parent != nil && q == 0 {
-			e.addProblem(Problem{Kind: ProblemContradiction,
-				Msg:   fmt.Sprintf("node 0x%016x answered through %s from its port 0", ni.NodeGUID, p.parent),
-				Paths: []smp.DRPath{p.path}})
-			continue
-		}
-		if p.parent != nil && p.parent.Remote != nil {
-			// The port was linked in this level from the other side: the
-			// answer must be that same peer.
-			r := p.parent.Remote
-			if r.Node.GUID() != ni.NodeGUID || r.Num != q {
-				e.addProblem(Problem{Kind: ProblemDuplicateGUID,
-					Msg: fmt.Sprintf("port %s answered as node 0x%016x port %d but node 0x%016x port %d answered through it",
-						p.parent, ni.NodeGUID, q, r.Node.GUID(), r.Num),
-					Paths: []smp.DRPath{r.Node.Path, p.path}})
-			}
-			continue
-		}
-		if old := e.fab.NodeByGUID(ni.NodeGUID); old != nil {
-			if !e.known(ctx, old, &ni, q, p) {
-				continue
-			}
-			if !old.IsSwitch() {
-				if pp := old.Port(int(q)); pp != nil && !pp.HasInfo {
-					revisit = append(revisit, portRead{old, q, p.path})
-				}
-			}
-			e.progress(p.path, false, old, q)
-			continue
-		}
-		if int(q) > int(ni.NumPorts) {
-			e.addProblem(Problem{Kind: ProblemContradiction, Msg: fmt.Sprintf("node 0x%016x answered from port %d but has %d ports", ni.NodeGUID, q, ni.NumPorts), Paths: []smp.DRPath{p.path}})
-			continue
-		}
-		if len(e.fab.Nodes) >= e.cfg.MaxNodes {
-			e.full = true
-			continue
-		}
-		n, err := e.fab.AddNode(p.info[:], p.path)
-		if err != nil {
-			continue
-		}
-		e.entry[n] = q
-		pg := ni.PortGUID
-		pp := n.EnsurePort(int(q), pg)
-		if p.parent != nil && q != 0 {
-			e.link(p.parent, pp, p.path)
-		}
-		fresh = append(fresh, n)
-		e.progress(p.path, true, n, q)
 	}
+	return fresh, revisit
+}
+
+// acceptOne takes one probe's NodeInfo answer ni into the graph.
+func (e *engine) acceptOne(ctx context.Context, p *probe, ni *smp.NodeInfo, fresh []*model.Node, revisit []portRead) ([]*model.Node, []portRead) {
+	q := ni.LocalPortNum
+	if p.remotePort != 0 {
+		q = p.remotePort
+	}
+	if p.parent != nil && q == 0 {
+		e.addProblem(Problem{Kind: ProblemContradiction,
+			Msg:   fmt.Sprintf("node 0x%016x answered through %s from its port 0", ni.NodeGUID, p.parent),
+			Paths: []smp.DRPath{p.path}})
+		return fresh, revisit
+	}
+	if p.parent != nil && p.parent.Remote != nil {
+		// The port was linked in this level from the other side: the
+		// answer must be that same peer.
+		r := p.parent.Remote
+		if r.Node.GUID() != ni.NodeGUID || r.Num != q {
+			e.addProblem(Problem{Kind: ProblemDuplicateGUID,
+				Msg: fmt.Sprintf("port %s answered as node 0x%016x port %d but node 0x%016x port %d answered through it",
+					p.parent, ni.NodeGUID, q, r.Node.GUID(), r.Num),
+				Paths: []smp.DRPath{r.Node.Path, p.path}})
+		}
+		return fresh, revisit
+	}
+	if old := e.fab.NodeByGUID(ni.NodeGUID); old != nil {
+		if !e.known(ctx, old, ni, q, p) {
+			return fresh, revisit
+		}
+		if !old.IsSwitch() {
+			if pp := old.Port(int(q)); pp != nil && !pp.HasInfo {
+				revisit = append(revisit, portRead{old, q, p.path})
+			}
+		}
+		e.progress(p.path, false, old, q)
+		return fresh, revisit
+	}
+	if int(q) > int(ni.NumPorts) {
+		e.addProblem(Problem{Kind: ProblemContradiction, Msg: fmt.Sprintf("node 0x%016x answered from port %d but has %d ports", ni.NodeGUID, q, ni.NumPorts), Paths: []smp.DRPath{p.path}})
+		return fresh, revisit
+	}
+	if len(e.fab.Nodes) >= e.cfg.MaxNodes {
+		e.full = true
+		return fresh, revisit
+	}
+	n, err := e.fab.AddNode(p.info[:], p.path)
+	if err != nil {
+		return fresh, revisit
+	}
+	e.entry = append(e.entry, q) // n.Index == len(e.entry)
+	pg := ni.PortGUID
+	pp := n.EnsurePort(int(q), pg)
+	if p.parent != nil && q != 0 {
+		e.link(p.parent, pp, p.path)
+	}
+	fresh = append(fresh, n)
+	e.progress(p.path, true, n, q)
 	return fresh, revisit
 }
 

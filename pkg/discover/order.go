@@ -1,8 +1,6 @@
 package discover
 
 import (
-	"encoding/binary"
-
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -87,23 +85,6 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	if f.From == nil {
 		return Replay{}
 	}
-	type kind uint8
-	const (
-		kNodeInfo kind = iota
-		kDesc
-		kSwitchInfo
-		kPortInfo
-		kEPI
-	)
-	type item struct {
-		k       kind
-		init    bool
-		retract bool
-		num     uint8
-		n       *model.Node
-		via     *model.PhysPort // NodeInfo: the port probed through; CA PortInfo: the port the CA was reached by
-		d       int32
-	}
 	// Per-node state, indexed by the node's Index (its position in
 	// f.Nodes before the reordering).
 	for i, n := range f.Nodes {
@@ -113,7 +94,9 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	described := make([]bool, len(f.Nodes))
 	depth := make([]int32, len(f.Nodes))
 	entry := make([]uint8, len(f.Nodes))
-	paths := make([]smp.DRPath, len(f.Nodes))
+	// A reached node's Path is set to ibnetdiscover's route at once (it
+	// is only read for reached nodes from then on).
+	nodes := f.Nodes
 	// portBase[i]+p indexes port p of node i in hashed.
 	portBase := make([]int, len(f.Nodes)+1)
 	for i, n := range f.Nodes {
@@ -123,8 +106,8 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	hashOrder := make([]*model.PhysPort, 0, len(hashed))
 	maxHops := int(f.From.Path.Len())
 	order := make([]*model.Node, 0, len(f.Nodes))
-	queue := make([]item, 0, 1024)
-	queue = append(queue, item{k: kNodeInfo, init: true})
+	var queue replayQueue
+	queue.push(replayItem{k: kNodeInfo, init: true})
 	explore := func(n *model.Node, pp *model.PhysPort) {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 			return
@@ -145,7 +128,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			if d > maxHops {
 				maxHops = d
 			}
-			queue = append(queue, item{k: kNodeInfo, via: pp, d: int32(d), retract: retract})
+			queue.push(replayItem{k: kNodeInfo, node: int32(n.Index), num: pp.Num, d: int32(d), retract: retract})
 		}
 	}
 	// lids is what libibnetdisc's port shell holds when a NodeInfo
@@ -161,14 +144,8 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 		return pp.BaseLID(), pp.LMC()
 	}
 	smps := 0
-	for head := 0; head < len(queue); head++ {
-		it := queue[head]
-		if head >= 4096 && head*2 >= len(queue) {
-			// drop the consumed front so the queue does not grow forever
-			queue = append(queue[:0], queue[head:]...)
-			head = 0
-			it = queue[0]
-		}
+	for queue.len() > 0 {
+		it := queue.pop()
 		smps++
 		switch it.k {
 		case kNodeInfo:
@@ -180,15 +157,17 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				it.d = int32(f.From.Path.Len())
 				path = f.From.Path
 			} else {
-				if it.via.Remote == nil {
+				from := nodes[it.node]
+				via := from.Port(int(it.num))
+				if via.Remote == nil {
 					continue
 				}
-				n, q = it.via.Remote.Node, it.via.Remote.Num
+				n, q = via.Remote.Node, via.Remote.Num
 				if it.retract {
-					path = paths[it.via.Node.Index].Retract()
+					path = from.Path.Retract()
 				} else {
 					var err error
-					if path, err = paths[it.via.Node.Index].Extend(it.via.Num); err != nil {
+					if path, err = from.Path.Extend(it.num); err != nil {
 						continue // libibnetdisc stops at 63 hops too
 					}
 				}
@@ -211,48 +190,52 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				created[n.Index] = true
 				entry[n.Index] = q
 				depth[n.Index] = it.d
-				paths[n.Index] = path
+				n.Path = path
 				order = append(order, n)
-				queue = append(queue, item{k: kDesc, n: n})
+				ni := int32(n.Index)
+				queue.push(replayItem{k: kDesc, node: ni})
 				if n.IsSwitch() {
-					queue = append(queue, item{k: kSwitchInfo, n: n}, item{k: kPortInfo, n: n, num: 0})
+					queue.push(replayItem{k: kSwitchInfo, node: ni})
+					queue.push(replayItem{k: kPortInfo, node: ni, num: 0})
 				}
 			}
 			if !n.IsSwitch() {
-				queue = append(queue, item{k: kPortInfo, n: n, num: q})
+				queue.push(replayItem{k: kPortInfo, node: int32(n.Index), num: q})
 			}
 		case kDesc:
-			described[it.n.Index] = true
+			described[it.node] = true
 		case kSwitchInfo:
 		case kPortInfo:
-			pp := it.n.Port(int(it.num))
+			n := nodes[it.node]
+			pp := n.Port(int(it.num))
 			if pp == nil || !pp.HasInfo {
 				continue
 			}
-			if h := portBase[it.n.Index] + int(it.num); !hashed[h] {
+			if h := portBase[it.node] + int(it.num); !hashed[h] {
 				hashed[h] = true
 				hashOrder = append(hashOrder, pp)
 			}
-			if it.n.IsSwitch() && it.num == 0 {
+			if n.IsSwitch() && it.num == 0 {
 				if o.MlnxEPI && wantsMlnxEPI(pp) {
-					queue = append(queue, item{k: kEPI, n: it.n, num: 0})
+					queue.push(replayItem{k: kEPI, node: it.node, num: 0})
 				}
-				for p := 1; p <= it.n.NumPorts(); p++ {
-					queue = append(queue, item{k: kPortInfo, n: it.n, num: uint8(p)})
+				for p := 1; p <= n.NumPorts(); p++ {
+					queue.push(replayItem{k: kPortInfo, node: it.node, num: uint8(p)})
 				}
 				continue
 			}
 			if o.MlnxEPI && wantsMlnxEPI(pp) {
-				queue = append(queue, item{k: kEPI, n: it.n, num: it.num})
+				queue.push(replayItem{k: kEPI, node: it.node, num: it.num})
 				continue
 			}
-			explore(it.n, pp)
+			explore(n, pp)
 		case kEPI:
-			explore(it.n, it.n.Port(int(it.num)))
+			n := nodes[it.node]
+			explore(n, n.Port(int(it.num)))
 		}
 	}
 	for _, n := range order {
-		asReachedBy(n, entry[n.Index], paths[n.Index])
+		asReachedBy(n, entry[n.Index])
 	}
 	if len(order) < len(f.Nodes) {
 		for _, n := range f.Nodes {
@@ -270,34 +253,89 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 }
 
 // asReachedBy makes n read as libibnetdisc reads it when it first
-// reaches n by path, entering at port q: the directed route, NodeInfo's
-// LocalPortNum (and a CA's PortGUID, which is per port) and, on a switch,
-// every PortInfo's LocalPortNum (the port the SMP entered by).
-func asReachedBy(n *model.Node, q uint8, path smp.DRPath) {
-	n.Path = path
+// reaches n entering at port q (the replay has set n.Path already):
+// NodeInfo's LocalPortNum (and a CA's PortGUID, which is per port) and, on
+// a switch, every PortInfo's LocalPortNum (the port the SMP entered by).
+func asReachedBy(n *model.Node, q uint8) {
 	if n.Info.LocalPortNum == q {
 		return
 	}
-	n.Info.LocalPortNum = q
-	n.RawInfo[nodeInfoLocalPortOff] = q
+	n.SetLocalPortNum(q)
 	if !n.IsSwitch() {
 		if pp := n.Port(int(q)); pp != nil && pp.GUID != 0 {
-			n.Info.PortGUID = pp.GUID
-			binary.BigEndian.PutUint64(n.RawInfo[nodeInfoPortGUIDOff:], pp.GUID)
+			n.SetPortGUID(pp.GUID)
 		}
 		return
 	}
 	for _, pp := range n.Ports {
 		if pp != nil && pp.HasInfo {
-			pp.Info.LocalPortNum = q
-			pp.RawInfo[portInfoLocalPortOff] = q
+			pp.SetLocalPortNum(q)
 		}
 	}
 }
 
-// Byte offsets in the NodeInfo and PortInfo attributes.
+// The replay's queue: the SMPs ibnetdiscover sends, in its order.
+type replayKind uint8
+
 const (
-	nodeInfoPortGUIDOff  = 20
-	nodeInfoLocalPortOff = 36
-	portInfoLocalPortOff = 28
+	kNodeInfo replayKind = iota
+	kDesc
+	kSwitchInfo
+	kPortInfo
+	kEPI
 )
+
+// A replayItem is 12 bytes (node indexes, not pointers).
+type replayItem struct {
+	k       replayKind
+	init    bool
+	retract bool
+	num     uint8 // PortInfo, EPI: the port read; NodeInfo: the port of node probed through
+	node    int32 // the node read; NodeInfo: the node probed from
+	d       int32
+}
+
+// replayQueue is a FIFO of items in blocks of queueBlock, a consumed
+// block reused for new items: its memory is what is pending at most (a
+// level's worth), not every item ever queued nor a doubling slice's
+// copies.
+type replayQueue struct {
+	blocks [][]replayItem // blocks[0][head:] is the front; the last block fills up to its capacity
+	head   int
+	n      int
+	spare  []replayItem
+}
+
+const queueBlock = 1024
+
+func (q *replayQueue) len() int { return q.n }
+
+func (q *replayQueue) push(it replayItem) {
+	last := len(q.blocks) - 1
+	if last < 0 || len(q.blocks[last]) == cap(q.blocks[last]) {
+		b := q.spare
+		q.spare = nil
+		if b == nil {
+			b = make([]replayItem, 0, queueBlock)
+		}
+		q.blocks = append(q.blocks, b[:0])
+		last++
+	}
+	q.blocks[last] = append(q.blocks[last], it)
+	q.n++
+}
+
+func (q *replayQueue) pop() replayItem {
+	b := q.blocks[0]
+	it := b[q.head]
+	q.head++
+	q.n--
+	if q.head == len(b) {
+		// the front block is used up: keep it for reuse
+		q.spare = b
+		q.blocks[0] = nil
+		q.blocks = q.blocks[1:]
+		q.head = 0
+	}
+	return it
+}

@@ -200,13 +200,15 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 			b = append(b, 0)
 		}
 		if n.IsSwitch() {
-			b = append(b, n.RawSwitchInfo[:]...)
+			si := n.RawSwitchInfo()
+			b = append(b, si[:]...)
 		} else {
 			b = append(b, make([]byte, smp.DataSize)...)
 		}
 		b = le.AppendUint64(b, n.GUID())
 		b = append(b, n.Type(), n.Info.NumPorts)
-		b = append(b, n.RawInfo[:]...)
+		ni := n.RawInfo()
+		b = append(b, ni[:]...)
 		b = append(b, n.Desc[:]...)
 		ports := perNode[i]
 		b = append(b, uint8(len(ports)))
@@ -255,7 +257,8 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 			b = append(b, p.Num, uint8(ext(p)))
 			b = le.AppendUint16(b, p.BaseLID())
 			b = append(b, p.LMC())
-			b = append(b, p.RawInfo[:]...)
+			pi := p.RawInfo()
+			b = append(b, pi[:]...)
 			b = le.AppendUint64(b, p.Node.GUID())
 			if r := p.Remote; r != nil && s.serialized(r) {
 				b = append(b, 1)
@@ -401,16 +404,16 @@ func decode(b []byte, skipped *Skipped) (*model.Fabric, error) {
 		if err := n.Info.UnmarshalBinary(r[78 : 78+smp.DataSize]); err != nil {
 			return nil, ferr(off+78, ErrCorrupt, "node 0x%016x NodeInfo: %v", guid, err)
 		}
-		copy(n.RawInfo[:], r[78:])
 		n.Info.NodeGUID, n.Info.NodeType, n.Info.NumPorts = guid, typ, numPorts
+		n.SetRawInfo(r[78 : 78+smp.DataSize]) // after the record's own fields: the bytes are written back as read
 		copy(n.Desc[:], r[142:206])
 		if typ == smp.NodeSwitch {
 			if err := n.SwitchInfo.UnmarshalBinary(r[4 : 4+smp.DataSize]); err != nil {
 				return nil, ferr(off+4, ErrCorrupt, "node 0x%016x SwitchInfo: %v", guid, err)
 			}
-			copy(n.RawSwitchInfo[:], r[4:])
 			n.HasSwitchInfo = true
 			n.SwitchInfo.EnhancedPort0 = r[3] != 0
+			n.SetRawSwitchInfo(r[4 : 4+smp.DataSize])
 		}
 		n.Ports = make([]*model.PhysPort, int(numPorts)+1)
 		k := int(r[206])

@@ -9,6 +9,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -19,12 +20,13 @@ import (
 var ErrDuplicateGUID = errors.New("duplicate GUID")
 
 // Node is one InfiniBand device: a switch, channel adapter or router.
+// (A fabric holds one per node: the attributes as received are kept only
+// where they differ from the decoded fields' encoding, see RawInfo; 256
+// bytes in all.)
 type Node struct {
 	Info          smp.NodeInfo
-	RawInfo       [smp.DataSize]byte // NodeInfo as received
 	Desc          smp.NodeDescription
 	SwitchInfo    smp.SwitchInfo
-	RawSwitchInfo [smp.DataSize]byte // SwitchInfo as received (switches)
 	HasSwitchInfo bool
 
 	// Ports is indexed by port number, 0..NumPorts; an entry is nil for a
@@ -35,7 +37,111 @@ type Node struct {
 	Path smp.DRPath
 	// Index is the node's position in discovery order (0 = first).
 	Index int
+
+	raw *nodeRaw // attributes as received, where they differ from Info's and SwitchInfo's encoding
 }
+
+// nodeRaw holds a node's attributes as received where re-encoding the
+// decoded fields would not give them back (reserved bits, bytes beyond
+// the attribute, or a field the caller changed on purpose).
+type nodeRaw struct {
+	info, switchInfo       [smp.DataSize]byte
+	hasInfo, hasSwitchInfo bool
+}
+
+// RawInfo returns the NodeInfo as received (see SetRawInfo): the bytes
+// recorded where they differ from Info's encoding, else that encoding.
+func (n *Node) RawInfo() (b [smp.DataSize]byte) {
+	if n.raw != nil && n.raw.hasInfo {
+		return n.raw.info
+	}
+	n.Info.MarshalTo(b[:])
+	return b
+}
+
+// SetRawInfo records raw (at most 64 bytes are used) as the NodeInfo as
+// received, for RawInfo. Set Info first: the bytes are stored only where
+// they differ from its encoding.
+func (n *Node) SetRawInfo(raw []byte) {
+	var want, got [smp.DataSize]byte
+	copy(want[:], raw)
+	n.Info.MarshalTo(got[:])
+	if got == want {
+		if n.raw != nil {
+			n.raw.hasInfo = false
+		}
+		return
+	}
+	if n.raw == nil {
+		n.raw = new(nodeRaw)
+	}
+	n.raw.info, n.raw.hasInfo = want, true
+}
+
+// RawSwitchInfo returns the SwitchInfo as received (see SetRawSwitchInfo),
+// or SwitchInfo's encoding.
+func (n *Node) RawSwitchInfo() (b [smp.DataSize]byte) {
+	if n.raw != nil && n.raw.hasSwitchInfo {
+		return n.raw.switchInfo
+	}
+	n.SwitchInfo.MarshalTo(b[:])
+	return b
+}
+
+// SetRawSwitchInfo records raw as the SwitchInfo as received, for
+// RawSwitchInfo. Set SwitchInfo first: the bytes are stored only where
+// they differ from its encoding.
+func (n *Node) SetRawSwitchInfo(raw []byte) {
+	var want, got [smp.DataSize]byte
+	copy(want[:], raw)
+	n.SwitchInfo.MarshalTo(got[:])
+	if got == want {
+		if n.raw != nil {
+			n.raw.hasSwitchInfo = false
+		}
+		return
+	}
+	if n.raw == nil {
+		n.raw = new(nodeRaw)
+	}
+	n.raw.switchInfo, n.raw.hasSwitchInfo = want, true
+}
+
+// SetSwitchInfo decodes raw into SwitchInfo, records it as received and
+// sets HasSwitchInfo.
+func (n *Node) SetSwitchInfo(raw []byte) error {
+	var si smp.SwitchInfo
+	if err := si.UnmarshalBinary(raw); err != nil {
+		return err
+	}
+	n.SwitchInfo = si
+	n.SetRawSwitchInfo(raw)
+	n.HasSwitchInfo = true
+	return nil
+}
+
+// SetLocalPortNum sets NodeInfo's LocalPortNum, in Info and as received.
+func (n *Node) SetLocalPortNum(q uint8) {
+	n.Info.LocalPortNum = q
+	if n.raw != nil && n.raw.hasInfo {
+		n.raw.info[nodeInfoLocalPortOff] = q
+	}
+}
+
+// SetPortGUID sets NodeInfo's PortGUID, in Info and as received.
+func (n *Node) SetPortGUID(g uint64) {
+	n.Info.PortGUID = g
+	if n.raw != nil && n.raw.hasInfo {
+		binary.BigEndian.PutUint64(n.raw.info[nodeInfoPortGUIDOff:], g)
+	}
+}
+
+// Byte offsets in the NodeInfo and PortInfo attributes.
+const (
+	nodeInfoPortGUIDOff  = 20
+	nodeInfoLocalPortOff = 36
+	portInfoLocalPortOff = 28
+)
 
 // GUID is the node GUID.
 func (n *Node) GUID() uint64 { return n.Info.NodeGUID }
@@ -111,14 +217,15 @@ func (n *Node) managementPort() *PhysPort {
 }
 
 // PhysPort is one physical port of a node. (A fabric holds one per
-// port: the fields are ordered so that the small ones share one word,
-// 192 bytes in all.)
+// port: the PortInfo as received is kept only where it differs from
+// Info's encoding, see RawInfo, and the small fields share one word, 144
+// bytes in all.)
 type PhysPort struct {
 	Node *Node
 	GUID uint64
 
 	Info    smp.PortInfo
-	RawInfo [smp.DataSize]byte // PortInfo as received
+	rawInfo *[smp.DataSize]byte // PortInfo as received, where it differs from Info's encoding
 
 	// ExtInfo is the Mellanox ExtendedPortInfo (0xFF90), when read
 	// (HasExtInfo); most ports have none, so it is kept apart.
@@ -177,16 +284,46 @@ func (p *PhysPort) LMC() uint8 {
 	return p.Info.LMC
 }
 
-// SetInfo stores a PortInfo and its raw bytes.
+// SetInfo decodes a PortInfo into Info, records it as received (see
+// RawInfo) and sets HasInfo.
 func (p *PhysPort) SetInfo(raw []byte) error {
 	var pi smp.PortInfo
 	if err := pi.UnmarshalBinary(raw); err != nil {
 		return err
 	}
 	p.Info = pi
-	copy(p.RawInfo[:], raw)
+	var want, got [smp.DataSize]byte
+	copy(want[:], raw)
+	pi.MarshalTo(got[:])
+	if got == want {
+		p.rawInfo = nil
+	} else {
+		if p.rawInfo == nil {
+			p.rawInfo = new([smp.DataSize]byte)
+		}
+		*p.rawInfo = want
+	}
 	p.HasInfo = true
 	return nil
+}
+
+// RawInfo returns the PortInfo as received by SetInfo: the bytes recorded
+// where they differ from Info's encoding (reserved bits), else that
+// encoding.
+func (p *PhysPort) RawInfo() (b [smp.DataSize]byte) {
+	if p.rawInfo != nil {
+		return *p.rawInfo
+	}
+	p.Info.MarshalTo(b[:])
+	return b
+}
+
+// SetLocalPortNum sets PortInfo's LocalPortNum, in Info and as received.
+func (p *PhysPort) SetLocalPortNum(q uint8) {
+	p.Info.LocalPortNum = q
+	if p.rawInfo != nil {
+		p.rawInfo[portInfoLocalPortOff] = q
+	}
 }
 
 // CapInfo is the PortInfo that supplies capability masks for this port:
@@ -262,7 +399,7 @@ type Fabric struct {
 
 	byGUID map[uint64]*Node
 	ports  map[uint64]*Port
-	lids   map[uint16]*Port
+	lids   []*Port // by unicast LID, as long as the highest LID registered needs
 }
 
 // NewFabric returns an empty fabric.
@@ -270,7 +407,6 @@ func NewFabric() *Fabric {
 	return &Fabric{
 		byGUID: make(map[uint64]*Node),
 		ports:  make(map[uint64]*Port),
-		lids:   make(map[uint16]*Port),
 	}
 }
 
@@ -286,7 +422,7 @@ func (f *Fabric) AddNode(raw []byte, path smp.DRPath) (*Node, error) {
 		return old, fmt.Errorf("node 0x%016x: %w", ni.NodeGUID, ErrDuplicateGUID)
 	}
 	n := &Node{Info: ni, Path: path, Index: len(f.Nodes)}
-	copy(n.RawInfo[:], raw)
+	n.SetRawInfo(raw)
 	n.Ports = make([]*PhysPort, int(ni.NumPorts)+1)
 	f.Nodes = append(f.Nodes, n)
 	f.byGUID[ni.NodeGUID] = n
@@ -316,7 +452,12 @@ func (f *Fabric) NodeByGUID(guid uint64) *Node { return f.byGUID[guid] }
 func (f *Fabric) PortByGUID(guid uint64) *Port { return f.ports[guid] }
 
 // PortByLID returns the logical port whose LID range holds lid, or nil.
-func (f *Fabric) PortByLID(lid uint16) *Port { return f.lids[lid] }
+func (f *Fabric) PortByLID(lid uint16) *Port {
+	if int(lid) < len(f.lids) {
+		return f.lids[lid]
+	}
+	return nil
+}
 
 // RegisterPort records the logical port behind physical port pp (its GUID
 // and its LID range) once its PortInfo is known. The first port to claim
@@ -340,13 +481,18 @@ func (f *Fabric) RegisterPort(pp *PhysPort) error {
 	}
 	var err error
 	for l := uint32(lo); l <= uint32(hi) && l <= 0xBFFF; l++ {
-		if other, ok := f.lids[uint16(l)]; ok && other != lp {
+		// a slice, not a map: 8 bytes a LID up to the highest, a
+		// fraction of a map's cost on a fabric of any size
+		for int(l) >= len(f.lids) {
+			f.lids = append(f.lids, nil)
+		}
+		if other := f.lids[l]; other != nil && other != lp {
 			if err == nil {
 				err = fmt.Errorf("LID %d of port 0x%016x already belongs to port 0x%016x", l, lp.GUID, other.GUID)
 			}
 			continue
 		}
-		f.lids[uint16(l)] = lp
+		f.lids[l] = lp
 	}
 	return err
 }
@@ -356,13 +502,12 @@ func (f *Fabric) NumLogicalPorts() int { return len(f.ports) }
 
 // MaxLID returns the highest LID registered.
 func (f *Fabric) MaxLID() uint16 {
-	var m uint16
-	for l := range f.lids {
-		if l > m {
-			m = l
+	for l := len(f.lids) - 1; l > 0; l-- {
+		if f.lids[l] != nil {
+			return uint16(l)
 		}
 	}
-	return m
+	return 0
 }
 
 // Switches returns the switches in discovery order.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -312,11 +313,88 @@ func TestSetInfo(t *testing.T) {
 	if err := p.SetInfo(raw); err != nil {
 		t.Fatal(err)
 	}
-	if !p.HasInfo || p.Info.LID != 0x1234 || p.Info.MTUCap != smp.MTU4096 || p.RawInfo[16] != 0x12 {
+	if !p.HasInfo || p.Info.LID != 0x1234 || p.Info.MTUCap != smp.MTU4096 || p.RawInfo()[16] != 0x12 {
 		t.Errorf("SetInfo: %+v", p.Info)
 	}
 	q := &PhysPort{Node: &Node{}}
 	if err := q.SetInfo(raw[:20]); err == nil || q.HasInfo {
 		t.Error("short PortInfo accepted")
+	}
+}
+
+// TestRawAsReceived checks that every attribute reads back as received:
+// bytes the decoded fields cannot re-encode (reserved bits, bytes beyond
+// NodeInfo's 40) are kept, the common case keeps nothing extra, and the
+// entry-port setters change the decoded field and the bytes alike.
+func TestRawAsReceived(t *testing.T) {
+	ni := smp.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: smp.NodeCA, NumPorts: 2, NodeGUID: 0x11, PortGUID: 0x12, LocalPortNum: 1, VendorID: 0x2c9}
+	plain, _ := ni.MarshalBinary()
+	odd := append([]byte(nil), plain...)
+	odd[50] = 0xAB // beyond the attribute
+	pi := smp.PortInfo{LID: 7, LocalPortNum: 1, PortState: smp.PortStateActive}
+	pplain, _ := pi.MarshalBinary()
+	podd := append([]byte(nil), pplain...)
+	podd[34] |= 0x08 // a reserved bit between MKeyProtectBits and LMC
+	si := smp.SwitchInfo{LinearFDBCap: 48 << 10, EnhancedPort0: true}
+	splain, _ := si.MarshalBinary()
+	sodd := append([]byte(nil), splain...)
+	sodd[63] = 0x5A
+
+	for _, tt := range []struct {
+		name      string
+		node, prt []byte
+		sw        []byte
+		kept      bool
+	}{
+		{"plain", plain, pplain, splain, false},
+		{"reserved bits", odd, podd, sodd, true},
+	} {
+		f := NewFabric()
+		n, err := f.AddNode(tt.node, smp.DRPath{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.SetSwitchInfo(tt.sw); err != nil || !n.HasSwitchInfo {
+			t.Fatalf("%s: SetSwitchInfo: %v", tt.name, err)
+		}
+		p := n.EnsurePort(1, 0x12)
+		if err := p.SetInfo(tt.prt); err != nil {
+			t.Fatal(err)
+		}
+		if got := n.RawInfo(); string(got[:]) != string(tt.node) {
+			t.Errorf("%s: RawInfo = % x, want % x", tt.name, got, tt.node)
+		}
+		if got := n.RawSwitchInfo(); string(got[:]) != string(tt.sw) {
+			t.Errorf("%s: RawSwitchInfo = % x, want % x", tt.name, got, tt.sw)
+		}
+		if got := p.RawInfo(); string(got[:]) != string(tt.prt) {
+			t.Errorf("%s: port RawInfo = % x, want % x", tt.name, got, tt.prt)
+		}
+		if kept := n.raw != nil || p.rawInfo != nil; kept != tt.kept {
+			t.Errorf("%s: raw bytes kept apart = %v, want %v", tt.name, kept, tt.kept)
+		}
+		n.SetLocalPortNum(2)
+		n.SetPortGUID(0x99)
+		p.SetLocalPortNum(2)
+		ri, rp := n.RawInfo(), p.RawInfo()
+		if n.Info.LocalPortNum != 2 || ri[36] != 2 || n.Info.PortGUID != 0x99 || ri[27] != 0x99 || ri[50] != tt.node[50] {
+			t.Errorf("%s: after the setters NodeInfo = %+v, bytes % x", tt.name, n.Info, ri)
+		}
+		if p.Info.LocalPortNum != 2 || rp[28] != 2 || rp[34] != tt.prt[34] {
+			t.Errorf("%s: after SetLocalPortNum PortInfo bytes % x", tt.name, rp)
+		}
+	}
+}
+
+// TestRecordSizes guards the per-node and per-port footprint: a fabric
+// holds one Node per node and one PhysPort per port, so a field added
+// here costs peak RSS on every large fabric (allocation size classes 256
+// and 144 bytes).
+func TestRecordSizes(t *testing.T) {
+	if s := unsafe.Sizeof(Node{}); s > 256 {
+		t.Errorf("Node is %d bytes, want at most 256", s)
+	}
+	if s := unsafe.Sizeof(PhysPort{}); s > 144 {
+		t.Errorf("PhysPort is %d bytes, want at most 144", s)
 	}
 }

@@ -4,7 +4,6 @@
 package topology
 
 import (
-	"bufio"
 	"fmt"
 	"github.com/ibfabric/ibdiag/pkg/chassis"
 	"io"
@@ -90,11 +89,12 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 	if o.Name == nil {
 		o.Name = DescName
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	b := appendHeader(make([]byte, 0, 4096), f, &o)
+	// One buffer, written out whenever it holds 32 KiB: the whole
+	// output's only allocation (a node's lines fit in the rest).
+	b := appendHeader(make([]byte, 0, 48<<10), f, &o)
 	flush := func(force bool) error {
-		if len(b) > 32<<10 || force {
-			if _, err := bw.Write(b); err != nil {
+		if len(b) > 32<<10 || force && len(b) > 0 {
+			if _, err := w.Write(b); err != nil {
 				return err
 			}
 			b = b[:0]
@@ -173,10 +173,7 @@ func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
 			}
 		}
 	}
-	if err := flush(true); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return flush(true)
 }
 
 // appendNode appends a node block: ids, header and linked port lines.

@@ -20,7 +20,10 @@ import (
 
 // latencyReport makes TestLatencyModelReport measure every tree and
 // window in virtual time and print the table (make bench runs it).
-var latencyReport = flag.Bool("latency-report", false, "TestLatencyModelReport: print the latency model's table (virtual time)")
+var (
+	latencyReport = flag.Bool("latency-report", false, "TestLatencyModelReport: print the latency model's table (virtual time)")
+	latencyOnly   = flag.String("latency-tree", "", "TestLatencyModelReport: only the trees whose name contains this")
+)
 
 // latencyTree is a fabric of the latency-model comparison.
 type latencyTree struct {
@@ -209,7 +212,7 @@ func TestLatencyModelReport(t *testing.T) {
 	fmt.Printf("Latency model hop=%v sma=%v fwd=%v VL15=%d, virtual time (testing/synctest)\n\n",
 		benchLatency.Hop, benchLatency.SMA, benchLatency.Fwd, benchLatency.VL15)
 	for _, tree := range latencyTrees {
-		if testing.Short() && tree.big {
+		if (testing.Short() && tree.big) || !strings.Contains(tree.name, *latencyOnly) {
 			continue
 		}
 		f, tr := latencyFabric(t, tree)

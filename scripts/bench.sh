@@ -23,5 +23,5 @@ awk '
 	print line
 }' "$out"
 echo
-go test $short -count=1 -timeout 30m -run '^TestLatencyModelReport$' -latency-report -v ./pkg/discover 2>/dev/null >"$out" || { cat "$out"; exit 1; }
+go test ./pkg/discover $short -count=1 -timeout 30m -v -run '^TestLatencyModelReport$' -latency-report 2>/dev/null >"$out" || { cat "$out"; exit 1; }
 grep -v -e '^=== ' -e '^--- ' -e '^PASS$' -e '^ok ' "$out"

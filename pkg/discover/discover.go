@@ -395,6 +395,7 @@ func (e *engine) run(ctx context.Context) error {
 		// growing stops at MaxNodes within one chunk.
 		c := cursor{nodes: cur}
 		cur, again = nil, nil
+		var sh sharing // what this level's probes teach about port numbers
 		for {
 			probes := e.candidates(&c, probeChunk)
 			if len(probes) == 0 {
@@ -403,13 +404,16 @@ func (e *engine) run(ctx context.Context) error {
 			e.phase(e.probeWin)
 			err := parallelApart(ctx, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
 				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
-					return int(p.parent.Num)
+					return sh.key(e.entry[p.parent.Node], p.parent.Num)
 				}
 				return -1
 			}, func(ctx context.Context, i int) error {
 				p := probes[i]
 				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
 				p.ok = err == nil
+				if p.ok && p.parent != nil && p.remotePort == 0 {
+					sh.note(e.entry[p.parent.Node], p.parent.Num, p.info[:])
+				}
 				return err
 			})
 			// take what answered, also when stopping

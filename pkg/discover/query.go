@@ -411,7 +411,10 @@ func IsStop(err error) bool {
 // that one is passed over while its key is busy. The engine keys a
 // level's NodeInfo probes by the port they leave by: sibling switches of
 // a fat tree reach the same node by the same port number, and two probes
-// of one node at once make its one-packet VL15 buffer drop one.
+// of one node at once make its one-packet VL15 buffer drop one. key(i) is
+// read each time job i is considered, so it may change as jobs end (the
+// engine releases probes it learns cannot collide); a job holds the key it
+// started with until it ends.
 func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
 	return parallelApart(ctx, nil, workers, n, key, job)
 }
@@ -424,7 +427,7 @@ func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &apart{n: n, key: key, started: make([]bool, n), busy: map[int]bool{}}
+	s := &apart{n: n, key: key, started: make([]bool, n), taken: make([]int32, n), busy: map[int]bool{}}
 	s.cond = sync.NewCond(&s.mu)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
@@ -466,6 +469,7 @@ type apart struct {
 	n, head int
 	key     func(int) int
 	started []bool
+	taken   []int32 // the key each started job holds (key may change)
 	busy    map[int]bool
 }
 
@@ -490,7 +494,7 @@ func (s *apart) take(ctx context.Context) int {
 			if k >= 0 && s.busy[k] {
 				continue
 			}
-			s.started[i] = true
+			s.started[i], s.taken[i] = true, int32(k)
 			if k >= 0 {
 				s.busy[k] = true
 			}
@@ -502,7 +506,7 @@ func (s *apart) take(ctx context.Context) int {
 
 func (s *apart) done(i int) {
 	s.mu.Lock()
-	if k := s.key(i); k >= 0 {
+	if k := int(s.taken[i]); k >= 0 {
 		delete(s.busy, k)
 	}
 	s.cond.Broadcast()

@@ -1,0 +1,62 @@
+package discover
+
+import "sync"
+
+// sharing learns, within one level of probes, which probes cannot lead to
+// a node that another parent reaches. Sibling switches of a fat tree
+// reach one node by the same port number, so the engine keeps two probes
+// leaving by one port number apart (ParallelApart); but on a leaf's host
+// ports that rule only caps the SMPs in flight at the number of host
+// ports, for nothing: a node with a single port has a single link, so
+// one probe alone reaches it.
+//
+// Probes are put in classes by the port they leave by and the port their
+// parent was entered by (switches of one role in a regular fabric are
+// entered by the same port, and a leaf's host port 3 and a core switch's
+// port 3 lead to different kinds of node). A class whose first
+// sharingEvidence answers all came from single-port nodes (a CA or
+// router port, not a switch) is released from the rule; a class with any
+// other answer is held to it for the rest of the level. A wrong guess
+// (a dual-ported node behind a class of single-ported ones) costs a
+// dropped probe and its retry, never a different result: the answers are
+// taken in canonical order whatever the timing.
+type sharing struct {
+	mu      sync.Mutex
+	classes map[uint16]int // answers from single-port nodes; -1: another node answered
+}
+
+// sharingEvidence is the number of answers from single-port nodes that
+// releases a class.
+const sharingEvidence = 2
+
+func probeClassOf(entry, num uint8) uint16 { return uint16(entry)<<8 | uint16(num) }
+
+// key is ParallelApart's key for a probe leaving by port num of a parent
+// entered by port entry: num until the probe's class is released, then -1.
+func (s *sharing) key(entry, num uint8) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.classes[probeClassOf(entry, num)] >= sharingEvidence {
+		return -1
+	}
+	return int(num)
+}
+
+// note records a NodeInfo answer (info) to a probe leaving by port num of
+// a parent entered by port entry.
+func (s *sharing) note(entry, num uint8, info []byte) {
+	single := info[2] != 2 && info[3] == 1 // not a switch, one port
+	k := probeClassOf(entry, num)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.classes == nil {
+		s.classes = make(map[uint16]int)
+	}
+	switch n := s.classes[k]; {
+	case n < 0:
+	case single:
+		s.classes[k] = n + 1
+	default:
+		s.classes[k] = -1
+	}
+}

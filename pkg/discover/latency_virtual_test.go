@@ -31,16 +31,15 @@ type latencyTree struct {
 	spec  string // a generator spec, or "" for build
 	build func(dir string) (*sim.Fabric, error)
 	big   bool // left out of the quick runs (-short)
-	test  bool // also in TestLatencyModelVirtual
 }
 
 var latencyTrees = []latencyTree{
-	{name: "324 (2-level, radix 24)", spec: "fattree:levels=2,radix=24", test: true},
+	{name: "324 (2-level, radix 24)", spec: "fattree:levels=2,radix=24"},
 	{name: "1,344 (3-level, radix 16)", spec: "fattree:levels=3,radix=16"},
 	{name: "2,832 (3-level, radix 24, 16 pods)", spec: "fattree:levels=3,radix=24,hosts=12,leaves=12,pods=16"},
 	{name: "1,400 (random irregular, 200 switches)", build: func(dir string) (*sim.Fabric, error) {
 		return randomFabric(dir, 200, 16, 6, 1)
-	}, test: true},
+	}},
 	{name: "20.7k (3-level, radix 42)", spec: "fattree:levels=3,radix=42", big: true},
 }
 
@@ -148,12 +147,13 @@ func fingerprint(t testing.TB, res *discover.Result) [32]byte {
 
 // TestLatencyModelVirtual: under the latency model on a virtual clock
 // (drops on the one-packet VL15 buffers, short retries) every window
-// finds exactly what a lossless run without the model finds.
+// finds exactly what a lossless run without the model finds, on a fat
+// tree and on a random irregular graph (which has structural drops).
 func TestLatencyModelVirtual(t *testing.T) {
-	for _, tree := range latencyTrees {
-		if !tree.test || (testing.Short() && tree.spec == "") {
-			continue
-		}
+	trees := []latencyTree{latencyTrees[0], {name: "random irregular, 60 switches", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 60, 12, 4, 2)
+	}}}
+	for _, tree := range trees {
 		t.Run(tree.name, func(t *testing.T) {
 			f, tr := latencyFabric(t, tree)
 			want := fingerprint(t, discoverAll(t, tr, discover.Config{MaxHops: -1}))
@@ -161,7 +161,8 @@ func TestLatencyModelVirtual(t *testing.T) {
 				if c.cfg.FixedWindow && c.cfg.Outstanding != 16 && c.cfg.Outstanding != 128 {
 					continue // (the report runs them all)
 				}
-				_, res, _ := virtualRun(t, f, tr, c.cfg)
+				took, res, drops := virtualRun(t, f, tr, c.cfg)
+				t.Logf("%s: %v (virtual), %d SMPs, %d retries, %d VL15 drops", c.name, took, res.SMPs, res.Retries, drops)
 				if res.Partial() {
 					t.Fatalf("%s: partial: %v", c.name, res.Errors)
 				}

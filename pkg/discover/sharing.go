@@ -1,6 +1,9 @@
 package discover
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // sharing learns, within one level of probes, which probes cannot lead to
 // a node that another parent reaches. Sibling switches of a fat tree
@@ -21,8 +24,9 @@ import "sync"
 // dropped probe and its retry, never a different result: the answers are
 // taken in canonical order whatever the timing.
 type sharing struct {
-	mu      sync.Mutex
-	classes map[uint16]int // answers from single-port nodes; -1: another node answered
+	released [1 << 16 / 64]atomic.Uint64 // a bit per class, read without locking
+	mu       sync.Mutex
+	classes  map[uint16]int // answers from single-port nodes; -1: another node answered
 }
 
 // sharingEvidence is the number of answers from single-port nodes that
@@ -34,9 +38,8 @@ func probeClassOf(entry, num uint8) uint16 { return uint16(entry)<<8 | uint16(nu
 // key is ParallelApart's key for a probe leaving by port num of a parent
 // entered by port entry: num until the probe's class is released, then -1.
 func (s *sharing) key(entry, num uint8) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.classes[probeClassOf(entry, num)] >= sharingEvidence {
+	k := probeClassOf(entry, num)
+	if s.released[k/64].Load()&(1<<(k%64)) != 0 {
 		return -1
 	}
 	return int(num)
@@ -56,7 +59,11 @@ func (s *sharing) note(entry, num uint8, info []byte) {
 	case n < 0:
 	case single:
 		s.classes[k] = n + 1
+		if n+1 == sharingEvidence {
+			s.released[k/64].Or(1 << (k % 64))
+		}
 	default:
 		s.classes[k] = -1
+		s.released[k/64].And(^uint64(1 << (k % 64)))
 	}
 }

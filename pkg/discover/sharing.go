@@ -24,7 +24,7 @@ import (
 // dropped probe and its retry, never a different result: the answers are
 // taken in canonical order whatever the timing.
 type sharing struct {
-	released [1 << 16 / 64]atomic.Uint64 // a bit per class, read without locking
+	released atomic.Pointer[map[uint16]bool] // the released classes, replaced (not changed) under mu
 	mu       sync.Mutex
 	classes  map[uint16]int // answers from single-port nodes; -1: another node answered
 }
@@ -38,8 +38,7 @@ func probeClassOf(entry, num uint8) uint16 { return uint16(entry)<<8 | uint16(nu
 // key is ParallelApart's key for a probe leaving by port num of a parent
 // entered by port entry: num until the probe's class is released, then -1.
 func (s *sharing) key(entry, num uint8) int {
-	k := probeClassOf(entry, num)
-	if s.released[k/64].Load()&(1<<(k%64)) != 0 {
+	if r := s.released.Load(); r != nil && (*r)[probeClassOf(entry, num)] {
 		return -1
 	}
 	return int(num)
@@ -60,10 +59,29 @@ func (s *sharing) note(entry, num uint8, info []byte) {
 	case single:
 		s.classes[k] = n + 1
 		if n+1 == sharingEvidence {
-			s.released[k/64].Or(1 << (k % 64))
+			s.release(k, true)
 		}
 	default:
+		if n >= sharingEvidence {
+			s.release(k, false)
+		}
 		s.classes[k] = -1
-		s.released[k/64].And(^uint64(1 << (k % 64)))
 	}
+}
+
+// release publishes a new set of released classes with class k in or
+// out (under mu).
+func (s *sharing) release(k uint16, in bool) {
+	r := map[uint16]bool{}
+	if old := s.released.Load(); old != nil {
+		for c := range *old {
+			r[c] = true
+		}
+	}
+	if in {
+		r[k] = true
+	} else {
+		delete(r, k)
+	}
+	s.released.Store(&r)
 }

@@ -24,6 +24,7 @@ func TestLatencyVirtualClock(t *testing.T) {
 	get := func(ports ...uint8) []byte {
 		var p smp.DRPath
 		for _, n := range ports {
+			var err error
 			if p, err = p.Extend(n); err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,8 @@ func TestLatencyVirtualClock(t *testing.T) {
 		start := time.Now()
 		errs := make(chan error, 2)
 		for range 2 {
-			go func() { errs <- tr.Exchange(ctx, smp.PermissiveLID, get(1), make([]byte, smp.MADSize)) }()
+			req, resp := get(1), make([]byte, smp.MADSize)
+			go func() { errs <- tr.Exchange(ctx, smp.PermissiveLID, req, resp) }()
 		}
 		lost := 0
 		for range 2 {

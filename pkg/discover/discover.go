@@ -17,7 +17,9 @@
 // tells them it is the same node). A link known from one end is never
 // probed from the other: one NodeInfo per link. Probes that leave their
 // parents by the same port number are not sent at once (sibling switches
-// of a fat tree reach one node by the same port number).
+// of a fat tree reach one node by the same port number), unless the
+// level's answers show that such probes reach single-port nodes (see
+// sharing).
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as

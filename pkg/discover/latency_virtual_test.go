@@ -237,7 +237,7 @@ func TestLatencyModelReport(t *testing.T) {
 			if fingerprint(t, res) != want {
 				t.Errorf("%s %s: the result differs from the lossless run's", tree.name, c.name)
 			}
-			if testing.Verbose() {
+			if testing.Verbose() { // progress (make bench leaves these lines out)
 				fmt.Fprintf(os.Stderr, "%s %s: %v virtual, %v real\n", tree.name, c.name, took, time.Since(cpu).Round(time.Millisecond))
 			}
 			rows = append(rows, row{c.name, took, res.SMPs, res.Retries, drops})

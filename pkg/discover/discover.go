@@ -404,11 +404,11 @@ func (e *engine) run(ctx context.Context) error {
 				break
 			}
 			e.phase(e.probeWin)
-			err := parallelApart(ctx, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
+			err := parallelApart(ctx, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
 				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
-					return sh.key(e.entry[p.parent.Node], p.parent.Num)
+					return sh.keys(e.entry[p.parent.Node], p.parent)
 				}
-				return -1
+				return -1, -1
 			}, func(ctx context.Context, i int) error {
 				p := probes[i]
 				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])

@@ -416,18 +416,18 @@ func IsStop(err error) bool {
 // engine releases probes it learns cannot collide); a job holds the key it
 // started with until it ends.
 func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
-	return parallelApart(ctx, nil, workers, n, key, job)
+	return parallelApart(ctx, nil, workers, n, func(i int) (int, int) { return key(i), -1 }, job)
 }
 
 // parallelApart is ParallelApart with as many workers running as win
 // allows SMPs in flight (see crew).
-func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
+func parallelApart(ctx context.Context, win *Window, workers, n int, key func(i int) (int, int), job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &apart{n: n, key: key, started: make([]bool, n), taken: make([]int32, n), busy: map[int]bool{}}
+	s := &apart{n: n, key: key, started: make([]bool, n), taken: make([][2]int, n), busy: map[int]bool{}}
 	s.cond = sync.NewCond(&s.mu)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
@@ -467,9 +467,9 @@ type apart struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	n, head int
-	key     func(int) int
+	key     func(int) (int, int)
 	started []bool
-	taken   []int32 // the key each started job holds (key may change)
+	taken   [][2]int // the keys each started job holds (key may change)
 	busy    map[int]bool
 }
 
@@ -490,13 +490,16 @@ func (s *apart) take(ctx context.Context) int {
 			if s.started[i] {
 				continue
 			}
-			k := s.key(i)
-			if k >= 0 && s.busy[k] {
+			k, k2 := s.key(i)
+			if (k >= 0 && s.busy[k]) || (k2 >= 0 && s.busy[k2]) {
 				continue
 			}
-			s.started[i], s.taken[i] = true, int32(k)
+			s.started[i], s.taken[i] = true, [2]int{k, k2}
 			if k >= 0 {
 				s.busy[k] = true
+			}
+			if k2 >= 0 {
+				s.busy[k2] = true
 			}
 			return i
 		}
@@ -506,8 +509,10 @@ func (s *apart) take(ctx context.Context) int {
 
 func (s *apart) done(i int) {
 	s.mu.Lock()
-	if k := int(s.taken[i]); k >= 0 {
-		delete(s.busy, k)
+	for _, k := range s.taken[i] {
+		if k >= 0 {
+			delete(s.busy, k)
+		}
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()

@@ -1,6 +1,9 @@
 package discover
 
 import (
+	"hash/fnv"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
 	"sync"
 	"sync/atomic"
 )
@@ -42,6 +45,29 @@ func (s *sharing) key(entry, num uint8) int {
 		return -1
 	}
 	return int(num)
+}
+
+// keys are the two keys of a probe through port pp of a parent entered by
+// port entry (-1, -1 once its class is released). Siblings, the parents
+// that reach one node by the same port number, are either reached from
+// the same node (the core switches of one group above a pod) or by the
+// same port number of different nodes (the aggregation switches of one
+// pod, each reached from a core of its own group): the first key is the
+// port number with the parent's parent (its path less the last hop), the
+// second the port number with the port the parent was reached by.
+func (s *sharing) keys(entry uint8, pp *model.PhysPort) (int, int) {
+	if s.key(entry, pp.Num) < 0 {
+		return -1, -1
+	}
+	path := pp.Node.Path
+	h := fnv.New64a()
+	up := path.Retract()
+	for i := 0; i <= int(up.Len()); i++ {
+		h.Write([]byte{up.Port(i)})
+	}
+	k1 := int(h.Sum64()>>10)<<8 | int(pp.Num) // >= 0: top bits clear
+	k2 := 1<<62 | int(path.Last())<<8 | int(pp.Num)
+	return k1 &^ (1 << 62), k2
 }
 
 // note records a NodeInfo answer (info) to a probe leaving by port num of

@@ -1,11 +1,10 @@
 package discover
 
 import (
-	"hash/fnv"
-
-	"github.com/ibfabric/ibdiag/pkg/model"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
 )
 
 // sharing learns, within one level of probes, which probes cannot lead to
@@ -60,14 +59,13 @@ func (s *sharing) keys(entry uint8, pp *model.PhysPort) (int, int) {
 		return -1, -1
 	}
 	path := pp.Node.Path
-	h := fnv.New64a()
-	up := path.Retract()
-	for i := 0; i <= int(up.Len()); i++ {
-		h.Write([]byte{up.Port(i)})
+	h := uint64(14695981039346656037) // FNV-1a of the parent's parent's path
+	for i := 0; i < int(path.Len()); i++ {
+		h = (h ^ uint64(path.Port(i))) * 1099511628211
 	}
-	k1 := int(h.Sum64()>>10)<<8 | int(pp.Num) // >= 0: top bits clear
+	k1 := int(h>>10)<<8 | int(pp.Num) // bit 62 clear: apart from k2
 	k2 := 1<<62 | int(path.Last())<<8 | int(pp.Num)
-	return k1 &^ (1 << 62), k2
+	return k1, k2
 }
 
 // note records a NodeInfo answer (info) to a probe leaving by port num of

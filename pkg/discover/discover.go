@@ -15,11 +15,11 @@
 // one SMP of ours outstanding, except that several parents of one level
 // may probe the same yet unknown node at once (their NodeInfo is what
 // tells them it is the same node). A link known from one end is never
-// probed from the other: one NodeInfo per link. Probes that leave their
-// parents by the same port number are not sent at once (sibling switches
-// of a fat tree reach one node by the same port number), unless the
-// level's answers show that such probes reach single-port nodes (see
-// sharing).
+// probed from the other: one NodeInfo per link. Probes that leave sibling
+// parents (reached from the same node, or by the same port number) by the
+// same port number are not sent at once (sibling switches of a fat tree
+// reach one node by the same port number), unless the level's answers
+// show that such probes reach single-port nodes (see sharing).
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as

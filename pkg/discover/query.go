@@ -409,9 +409,10 @@ func IsStop(err error) bool {
 // (>= 0; -1: none) should not run at once: a worker takes the first job
 // in order whose key no running job holds, so jobs start in order except
 // that one is passed over while its key is busy. The engine keys a
-// level's NodeInfo probes by the port they leave by: sibling switches of
-// a fat tree reach the same node by the same port number, and two probes
-// of one node at once make its one-packet VL15 buffer drop one. key(i) is
+// level's NodeInfo probes by the port they leave by (with two keys, see
+// sharing.keys): sibling switches of a fat tree reach the same node by
+// the same port number, and two probes of one node at once make its
+// one-packet VL15 buffer drop one. key(i) is
 // read each time job i is considered, so it may change as jobs end (the
 // engine releases probes it learns cannot collide); a job holds the key it
 // started with until it ends.

@@ -10,10 +10,10 @@ import (
 // sharing learns, within one level of probes, which probes cannot lead to
 // a node that another parent reaches. Sibling switches of a fat tree
 // reach one node by the same port number, so the engine keeps two probes
-// leaving by one port number apart (ParallelApart); but on a leaf's host
-// ports that rule only caps the SMPs in flight at the number of host
-// ports, for nothing: a node with a single port has a single link, so
-// one probe alone reaches it.
+// of sibling parents leaving by one port number apart (ParallelApart,
+// with the keys of keys); but on a leaf's host ports that rule only caps
+// the SMPs in flight at the number of host ports, for nothing: a node
+// with a single port has a single link, so one probe alone reaches it.
 //
 // Probes are put in classes by the port they leave by and the port their
 // parent was entered by (switches of one role in a regular fabric are

@@ -147,10 +147,10 @@ func fingerprint(t testing.TB, res *discover.Result) [32]byte {
 
 // TestLatencyModelVirtual: under the latency model on a virtual clock
 // (drops on the one-packet VL15 buffers, short retries) every window
-// finds exactly what a lossless run without the model finds, on a fat
-// tree and on a random irregular graph (which has structural drops).
+// finds exactly what a lossless run without the model finds, on two fat
+// trees and on a random irregular graph (which has structural drops).
 func TestLatencyModelVirtual(t *testing.T) {
-	trees := []latencyTree{latencyTrees[0], {name: "random irregular, 60 switches", build: func(dir string) (*sim.Fabric, error) {
+	trees := []latencyTree{latencyTrees[0], {name: "3-level, radix 8", spec: "fattree:levels=3,radix=8"}, {name: "random irregular, 60 switches", build: func(dir string) (*sim.Fabric, error) {
 		return randomFabric(dir, 60, 12, 4, 2)
 	}}}
 	for _, tree := range trees {

@@ -15,9 +15,11 @@
 // one SMP of ours outstanding, except that several parents of one level
 // may probe the same yet unknown node at once (their NodeInfo is what
 // tells them it is the same node). A link known from one end is never
-// probed from the other: one NodeInfo per link. Probes that leave their
-// parents by the same port number are not sent at once (sibling switches
-// of a fat tree reach one node by the same port number).
+// probed from the other: one NodeInfo per link. Probes that leave sibling
+// parents (reached from the same node, or by the same port number) by the
+// same port number are not sent at once (sibling switches of a fat tree
+// reach one node by the same port number), unless the level's answers
+// show that such probes reach single-port nodes (see sharing).
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
@@ -404,21 +406,28 @@ func (e *engine) run(ctx context.Context) error {
 		// growing stops at MaxNodes within one chunk.
 		c := cursor{nodes: cur}
 		cur, again = nil, nil
+		var sh sharing // what this level's probes teach about port numbers
 		for {
 			probes := e.candidates(&c, probeChunk)
 			if len(probes) == 0 {
 				break
 			}
 			e.phase(e.probeWin)
-			err := parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) int {
+			err := parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
 				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
-					return int(p.parent.Num)
+					return sh.keys(p.parent)
 				}
-				return -1
+				return -1, -1
+			}, func(i int) bool {
+				p := probes[i]
+				return sh.released(e.entry[p.parent.Node.Index], p.parent.Num)
 			}, func(ctx context.Context, i int) error {
 				p := probes[i]
 				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
 				p.ok = err == nil
+				if p.ok && p.parent != nil && p.remotePort == 0 {
+					sh.note(e.entry[p.parent.Node.Index], p.parent.Num, p.info[:])
+				}
 				return err
 			})
 			// take what answered, also when stopping

@@ -463,23 +463,27 @@ func IsStop(err error) bool {
 // (>= 0; -1: none) should not run at once: a worker takes the first job
 // in order whose key no running job holds, so jobs start in order except
 // that one is passed over while its key is busy. The engine keys a
-// level's NodeInfo probes by the port they leave by: sibling switches of
-// a fat tree reach the same node by the same port number, and two probes
-// of one node at once make its one-packet VL15 buffer drop one.
+// level's NodeInfo probes by the port they leave by (with two keys, see
+// sharing.keys): sibling switches of a fat tree reach the same node by
+// the same port number, and two probes of one node at once make its
+// one-packet VL15 buffer drop one.
 func ParallelApart(ctx context.Context, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
-	return parallelApart(ctx, nil, nil, workers, n, key, job)
+	return parallelApart(ctx, nil, nil, workers, n, func(i int) (int, int) { return key(i), -1 }, nil, job)
 }
 
-// parallelApart is ParallelApart with as many workers running as win
-// allows SMPs in flight (see crew), run on g's goroutines where it has
-// idle ones.
-func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, key func(i int) int, job func(ctx context.Context, i int) error) error {
+// parallelApart is ParallelApart with two keys per job, as many workers
+// running as win allows SMPs in flight (see crew), run on g's goroutines
+// where it has idle ones. free (nil: never) reports, when job i is
+// considered, that it may run whatever its keys (the engine releases
+// probes it learns cannot collide); a job holds the keys it started with
+// until it ends.
+func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, keys func(i int) (int, int), free func(i int) bool, job func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := newApart(n, key)
+	s := newApart(n, keys, free)
 	stop := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
@@ -514,95 +518,85 @@ func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, ke
 	return ctx.Err()
 }
 
-// apart hands out a ParallelApart's jobs: the first job in order whose
-// key no running job holds. Keys are numbered densely once; each key
-// keeps its jobs in order, and the keys that are free and have jobs left
-// sit in a heap by their first job, so a take costs a heap operation
-// however many jobs wait behind busy keys.
+// apart hands out a parallelApart's jobs: the first job in order that is
+// free or whose keys no running job holds. Keys are numbered densely
+// once. The jobs that may be next sit in a min-heap by index; a job found
+// blocked is parked on the busy key and goes back into the heap when
+// that key's job ends, so a take costs heap operations however many jobs
+// wait behind busy keys.
 type apart struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
-	left  int     // jobs not started
-	keyOf []int32 // job -> dense key, -1 for none
-	loose []int   // jobs without a key, in order
-	lh    int     // next of loose
-	jobs  [][]int // dense key -> its jobs in order
-	next  []int   // dense key -> index of its next job in jobs[k]
-	busy  []bool  // dense key -> a job holding it runs
-	ready keyHeap // free keys with jobs left, by their next job
+	left  int // jobs not started
+	free  func(int) bool
+	keys  [][2]int32 // job -> its dense keys, -1 for none
+	held  []bool     // job -> it started holding its keys
+	busy  []bool     // dense key -> a job holding it runs
+	wait  [][]int32  // dense key -> jobs parked on it
+	ready jobHeap    // jobs that may be next
 }
 
-func newApart(n int, key func(i int) int) *apart {
-	s := &apart{left: n, keyOf: make([]int32, n)}
+func newApart(n int, keys func(i int) (int, int), free func(int) bool) *apart {
+	s := &apart{left: n, free: free, keys: make([][2]int32, n), held: make([]bool, n), ready: make(jobHeap, n)}
 	s.cond = sync.NewCond(&s.mu)
 	dense := map[int]int32{}
-	for i := 0; i < n; i++ {
-		k := key(i)
+	denseOf := func(k int) int32 {
 		if k < 0 {
-			s.keyOf[i] = -1
-			s.loose = append(s.loose, i)
-			continue
+			return -1
 		}
 		d, ok := dense[k]
 		if !ok {
-			d = int32(len(s.jobs))
+			d = int32(len(dense))
 			dense[k] = d
-			s.jobs = append(s.jobs, nil)
 		}
-		s.keyOf[i] = d
-		s.jobs[d] = append(s.jobs[d], i)
+		return d
 	}
-	s.next = make([]int, len(s.jobs))
-	s.busy = make([]bool, len(s.jobs))
-	s.ready = keyHeap{s: s, keys: make([]keyAt, 0, len(s.jobs))}
-	for d, jobs := range s.jobs {
-		s.ready.keys = append(s.ready.keys, keyAt{int32(jobs[0]), int32(d)}) // in order of first job
+	for i := 0; i < n; i++ {
+		k1, k2 := keys(i)
+		s.keys[i] = [2]int32{denseOf(k1), denseOf(k2)}
+		s.ready[i] = int32(i) // in order: already a heap
 	}
+	s.busy = make([]bool, len(dense))
+	s.wait = make([][]int32, len(dense))
 	return s
 }
 
-// keyHeap is a min-heap of dense keys by their next job.
-type keyHeap struct {
-	s    *apart
-	keys []keyAt
-}
+// jobHeap is a min-heap of job indexes.
+type jobHeap []int32
 
-// keyAt is a dense key and its next job.
-type keyAt struct{ job, key int32 }
-
-func (h *keyHeap) first(i int) int { return int(h.keys[i].job) }
-
-func (h *keyHeap) push(d int32) {
-	h.keys = append(h.keys, keyAt{int32(h.s.jobs[d][h.s.next[d]]), d})
-	for i := len(h.keys) - 1; i > 0; {
+func (h *jobHeap) push(j int32) {
+	*h = append(*h, j)
+	s := *h
+	for i := len(s) - 1; i > 0; {
 		p := (i - 1) / 2
-		if h.keys[p].job <= h.keys[i].job {
+		if s[p] <= s[i] {
 			break
 		}
-		h.keys[p], h.keys[i] = h.keys[i], h.keys[p]
+		s[p], s[i] = s[i], s[p]
 		i = p
 	}
 }
 
-func (h *keyHeap) pop() int32 {
-	top := h.keys[0].key
-	last := len(h.keys) - 1
-	h.keys[0] = h.keys[last]
-	h.keys = h.keys[:last]
+func (h *jobHeap) pop() int32 {
+	s := *h
+	top, last := s[0], len(s)-1
+	s[0] = s[last]
+	s = s[:last]
 	for i := 0; ; {
 		l, m := 2*i+1, i
-		if l < last && h.keys[l].job < h.keys[m].job {
+		if l < last && s[l] < s[m] {
 			m = l
 		}
-		if r := l + 1; r < last && h.keys[r].job < h.keys[m].job {
+		if r := l + 1; r < last && s[r] < s[m] {
 			m = r
 		}
 		if m == i {
 			break
 		}
-		h.keys[m], h.keys[i] = h.keys[i], h.keys[m]
+		s[m], s[i] = s[i], s[m]
 		i = m
 	}
+	*h = s
 	return top
 }
 
@@ -615,46 +609,62 @@ func (s *apart) take(ctx context.Context) int {
 		if ctx.Err() != nil || s.left == 0 {
 			return -1
 		}
-		li, ki := -1, -1
-		if s.lh < len(s.loose) {
-			li = s.loose[s.lh]
-		}
-		if len(s.ready.keys) > 0 {
-			ki = s.ready.first(0)
-		}
-		if li < 0 && ki < 0 {
+		if len(s.ready) == 0 {
 			s.cond.Wait()
 			continue
 		}
-		var i int
-		if li >= 0 && (ki < 0 || li < ki) {
-			i = li
-			s.lh++
-		} else {
-			d := s.ready.pop()
-			i = ki
-			s.next[d]++
-			s.busy[d] = true
+		i := s.ready.pop()
+		k := s.keys[i]
+		if (k[0] >= 0 || k[1] >= 0) && (s.free == nil || !s.free(int(i))) {
+			blocked := int32(-1)
+			for _, d := range k {
+				if d >= 0 && s.busy[d] {
+					blocked = d
+					break
+				}
+			}
+			if blocked >= 0 {
+				s.wait[blocked] = append(s.wait[blocked], i)
+				continue
+			}
+			for _, d := range k {
+				if d >= 0 {
+					s.busy[d] = true
+				}
+			}
+			s.held[i] = true
 		}
 		s.left--
 		if s.left == 0 {
 			s.cond.Broadcast() // the waiters have nothing left to wait for
 		}
-		return i
+		return int(i)
 	}
 }
 
-// done ends job i: its key's next job may start.
+// done ends job i: the jobs parked on its keys may start.
 func (s *apart) done(i int) {
-	d := s.keyOf[i]
-	if d < 0 {
+	if !s.held[i] {
 		return
 	}
 	s.mu.Lock()
-	s.busy[d] = false
-	if s.next[d] < len(s.jobs[d]) {
-		s.ready.push(d)
+	woke := 0
+	for _, d := range s.keys[i] {
+		if d < 0 {
+			continue
+		}
+		s.busy[d] = false
+		for _, j := range s.wait[d] {
+			s.ready.push(j)
+		}
+		woke += len(s.wait[d])
+		s.wait[d] = s.wait[d][:0]
+	}
+	switch {
+	case woke == 1:
 		s.cond.Signal()
+	case woke > 1:
+		s.cond.Broadcast()
 	}
 	s.mu.Unlock()
 }

@@ -35,11 +35,20 @@ var ErrDuplicateGUID = errors.New("sim: duplicate node GUID")
 // nearly every SMP twice. SMPs waiting there to be forwarded queue in the
 // firmware and are not dropped. LID-routed SMPs are forwarded by the
 // switch hardware and cost Hop per link only.
+//
+// The model keeps time with package time's clock. Exchange waits for the
+// modelled answer with a timer and, since timers wake about a
+// millisecond late, spins (yielding the processor) through the last
+// 2 ms, so that microsecond round trips are kept in real time. With
+// TimersOnly it waits with timers alone: for a virtual clock (inside a
+// testing/synctest bubble time advances only while every goroutine is
+// blocked, so a spin would never end, and a timer fires exactly on time).
 type Latency struct {
-	Hop  time.Duration
-	SMA  time.Duration
-	Fwd  time.Duration
-	VL15 int
+	Hop        time.Duration
+	SMA        time.Duration
+	Fwd        time.Duration
+	VL15       int
+	TimersOnly bool
 }
 
 // Stats counts what the fault injection did.
@@ -615,12 +624,12 @@ func (t *latTicket) await(ctx context.Context, answered bool) error {
 	}
 	until := t.lat.epoch.Add(time.Duration(t.until))
 	if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
-		if err := sleepUntil(ctx, dl); err != nil {
+		if err := sleepUntil(ctx, dl, t.lat.TimersOnly); err != nil {
 			return err
 		}
 		return errNoAnswer
 	}
-	return sleepUntil(ctx, until)
+	return sleepUntil(ctx, until, t.lat.TimersOnly)
 }
 
 func ctxErr(ctx context.Context) error {
@@ -632,9 +641,13 @@ func ctxErr(ctx context.Context) error {
 
 // sleepUntil waits until t with microsecond precision: timers (which
 // wake about a millisecond late on Linux) for the bulk, then yielding
-// until t. It returns early, with the context's error, when ctx ends.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	const coarse = 2 * time.Millisecond
+// until t; with timersOnly, a timer for the whole wait. It returns early,
+// with the context's error, when ctx ends.
+func sleepUntil(ctx context.Context, t time.Time, timersOnly bool) error {
+	coarse := 2 * time.Millisecond
+	if timersOnly {
+		coarse = 0
+	}
 	for {
 		rem := time.Until(t)
 		if rem <= 0 {

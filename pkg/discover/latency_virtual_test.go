@@ -1,0 +1,264 @@
+package discover_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// latencyReport makes TestLatencyModelReport measure every tree and
+// window in virtual time and print the table (make bench runs it).
+var (
+	latencyReport = flag.Bool("latency-report", false, "TestLatencyModelReport: print the latency model's table (virtual time)")
+	latencyOnly   = flag.String("latency-tree", "", "TestLatencyModelReport: only the trees whose name contains this")
+)
+
+// latencyTree is a fabric of the latency-model comparison.
+type latencyTree struct {
+	name  string
+	spec  string // a generator spec, or "" for build
+	build func(dir string) (*sim.Fabric, error)
+	big   bool // left out of the quick runs (-short)
+}
+
+var latencyTrees = []latencyTree{
+	{name: "324 (2-level, radix 24)", spec: "fattree:levels=2,radix=24"},
+	{name: "1,344 (3-level, radix 16)", spec: "fattree:levels=3,radix=16"},
+	{name: "2,832 (3-level, radix 24, 16 pods)", spec: "fattree:levels=3,radix=24,hosts=12,leaves=12,pods=16"},
+	{name: "1,400 (random irregular, 200 switches)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 200, 16, 6, 1)
+	}},
+	{name: "20.7k (3-level, radix 42)", spec: "fattree:levels=3,radix=42", big: true},
+}
+
+// randomFabric writes and loads a random irregular fabric: switches
+// switches of radix ports, each with hosts hosts, linked by a random
+// spanning tree and then by random links between switches with free
+// ports (no two links between one pair), from seed.
+func randomFabric(dir string, switches, radix, hosts int, seed uint64) (*sim.Fabric, error) {
+	r := rand.New(rand.NewPCG(seed, 18))
+	type end struct{ sw, port int }
+	free := make([]int, switches) // next free port
+	links := make([][]end, switches)
+	for i := range free {
+		free[i] = hosts + 1
+		links[i] = make([]end, radix+1)
+	}
+	pair := map[[2]int]bool{}
+	connect := func(a, b int) bool {
+		if a == b || free[a] > radix || free[b] > radix || pair[[2]int{min(a, b), max(a, b)}] {
+			return false
+		}
+		pa, pb := free[a], free[b]
+		free[a]++
+		free[b]++
+		links[a][pa], links[b][pb] = end{b, pb}, end{a, pa}
+		pair[[2]int{min(a, b), max(a, b)}] = true
+		return true
+	}
+	for i := 1; i < switches; i++ {
+		for !connect(i, r.IntN(i)) {
+		}
+	}
+	for range switches * (radix - hosts) {
+		connect(r.IntN(switches), r.IntN(switches))
+	}
+	var b strings.Builder
+	for i := range switches {
+		fmt.Fprintf(&b, "switchguid=0x%x\nSwitch %d \"s%d\"\n", 0x400000+i, radix, i)
+		for h := 1; h <= hosts; h++ {
+			fmt.Fprintf(&b, "[%d] \"h%d-%d\"[1]\n", h, i, h)
+		}
+		for p := hosts + 1; p < free[i]; p++ {
+			fmt.Fprintf(&b, "[%d] \"s%d\"[%d]\n", p, links[i][p].sw, links[i][p].port)
+		}
+		b.WriteString("\n")
+		for h := 1; h <= hosts; h++ {
+			fmt.Fprintf(&b, "caguid=0x%x\nHca 1 \"h%d-%d\"\n[1] \"s%d\"[%d]\n\n", 0x500000+i*64+h, i, h, i, h)
+		}
+	}
+	path := filepath.Join(dir, "random.net")
+	if err := os.WriteFile(path, []byte(b.String()), 0o666); err != nil {
+		return nil, err
+	}
+	return sim.Load(path, nil)
+}
+
+// virtualRun runs one discovery under the benchmark's latency model on
+// a virtual clock (a testing/synctest bubble: the host's CPU time counts
+// as zero, time advances only while every goroutine waits) and returns
+// the virtual time it took, the result and the VL15 drops.
+func virtualRun(t *testing.T, f *sim.Fabric, tr transport.Transport, cfg discover.Config) (took time.Duration, res *discover.Result, drops int64) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		l := benchLatency
+		l.TimersOnly = true
+		// the model's state and clock belong to the bubble
+		if err := f.SetLatency(&l); err != nil {
+			t.Fatal(err)
+		}
+		defer f.SetLatency(nil)
+		before := f.Stats().BusyDrops
+		start := time.Now()
+		r, err := discover.Discover(context.Background(), tr, cfg)
+		took = time.Since(start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, drops = r, f.Stats().BusyDrops-before
+	})
+	return took, res, drops
+}
+
+// latencyConfigs are the runs compared: the defaults, the defaults with
+// LID-routed reads, and fixed windows (ibnetdiscover's -o).
+var latencyConfigs = []struct {
+	name string
+	cfg  discover.Config
+}{
+	{"default", discover.Config{}},
+	{"default --lid-reads", discover.Config{LIDReads: true}},
+	{"-o 16 (max 16, adaptive)", discover.Config{Outstanding: 16}},
+	{"fixed 1", discover.Config{Outstanding: 1, FixedWindow: true}},
+	{"fixed 4", discover.Config{Outstanding: 4, FixedWindow: true}},
+	{"fixed 8", discover.Config{Outstanding: 8, FixedWindow: true}},
+	{"fixed 16", discover.Config{Outstanding: 16, FixedWindow: true}},
+	{"fixed 32", discover.Config{Outstanding: 32, FixedWindow: true}},
+	{"fixed 64", discover.Config{Outstanding: 64, FixedWindow: true}},
+	{"fixed 128", discover.Config{Outstanding: 128, FixedWindow: true}},
+}
+
+// fingerprint is a digest of what a discovery found, as printed.
+func fingerprint(t testing.TB, res *discover.Result) [32]byte {
+	return sha256.Sum256([]byte(topo(t, res.Fabric)))
+}
+
+// TestLatencyModelVirtual: under the latency model on a virtual clock
+// (drops on the one-packet VL15 buffers, short retries) every window
+// finds exactly what a lossless run without the model finds, on two fat
+// trees and on a random irregular graph (which has structural drops).
+func TestLatencyModelVirtual(t *testing.T) {
+	trees := []latencyTree{latencyTrees[0], {name: "3-level, radix 8", spec: "fattree:levels=3,radix=8"}, {name: "random irregular, 60 switches", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 60, 12, 4, 2)
+	}}}
+	for _, tree := range trees {
+		t.Run(tree.name, func(t *testing.T) {
+			f, tr := latencyFabric(t, tree)
+			want := fingerprint(t, discoverAll(t, tr, discover.Config{MaxHops: -1}))
+			for _, c := range latencyConfigs {
+				if c.cfg.FixedWindow && c.cfg.Outstanding != 16 && c.cfg.Outstanding != 128 {
+					continue // (the report runs them all)
+				}
+				took, res, drops := virtualRun(t, f, tr, c.cfg)
+				t.Logf("%s: %v (virtual), %d SMPs, %d retries, %d VL15 drops", c.name, took, res.SMPs, res.Retries, drops)
+				if res.Partial() {
+					t.Fatalf("%s: partial: %v", c.name, res.Errors)
+				}
+				if fingerprint(t, res) != want {
+					t.Errorf("%s: the result differs from the lossless run's", c.name)
+				}
+			}
+		})
+	}
+}
+
+// latencyFabric builds tree with LIDs and routes (for LID-routed reads)
+// and attaches to it.
+func latencyFabric(t testing.TB, tree latencyTree) (*sim.Fabric, transport.Transport) {
+	t.Helper()
+	var f *sim.Fabric
+	var err error
+	if tree.spec != "" {
+		f, err = sim.Generate(tree.spec, nil)
+	} else {
+		f, err = tree.build(t.TempDir())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RunSM(""); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return f, tr
+}
+
+// TestLatencyModelReport measures, with -latency-report, every tree and
+// window of the comparison in virtual time and prints the README's
+// table: the time of each run, its ratio to the physical bound, to a
+// fixed window of 16 and to the best fixed window, with SMPs, retries
+// and VL15 drops. The figures do not depend on the host's load (its CPU
+// counts as zero time); goroutine scheduling can still change which of
+// two SMPs due at the same instant goes first, so they may vary a little.
+func TestLatencyModelReport(t *testing.T) {
+	if !*latencyReport {
+		t.Skip("a report: run with -latency-report (make bench does)")
+	}
+	fmt.Printf("Latency model hop=%v sma=%v fwd=%v VL15=%d, virtual time (testing/synctest)\n\n",
+		benchLatency.Hop, benchLatency.SMA, benchLatency.Fwd, benchLatency.VL15)
+	for _, tree := range latencyTrees {
+		if (testing.Short() && tree.big) || !strings.Contains(tree.name, *latencyOnly) {
+			continue
+		}
+		f, tr := latencyFabric(t, tree)
+		rec := &pathRecorder{Transport: tr}
+		base := discoverAll(t, rec, discover.Config{MaxHops: -1})
+		want := fingerprint(t, base)
+		bnd, chain, busiest := bound(base.Fabric, rec.paths, benchLatency)
+		type row struct {
+			name              string
+			took              time.Duration
+			smps, retries, vl int64
+		}
+		var rows []row
+		best, fixed16 := time.Duration(0), time.Duration(0)
+		for _, c := range latencyConfigs {
+			cpu := time.Now()
+			took, res, drops := virtualRun(t, f, tr, c.cfg)
+			if res.Partial() {
+				t.Errorf("%s %s: partial: %v", tree.name, c.name, res.Errors)
+			}
+			if fingerprint(t, res) != want {
+				t.Errorf("%s %s: the result differs from the lossless run's", tree.name, c.name)
+			}
+			if testing.Verbose() { // progress (make bench leaves these lines out)
+				fmt.Fprintf(os.Stderr, "%s %s: %v virtual, %v real\n", tree.name, c.name, took, time.Since(cpu).Round(time.Millisecond))
+			}
+			rows = append(rows, row{c.name, took, res.SMPs, res.Retries, drops})
+			if c.cfg.FixedWindow && (best == 0 || took < best) {
+				best = took
+			}
+			if c.cfg.FixedWindow && c.cfg.Outstanding == 16 {
+				fixed16 = took
+			}
+		}
+		fmt.Printf("%s: %d nodes, %d SMPs lossless; bound %.1f ms (dependent chain %.1f ms, busiest SMA %.1f ms)\n\n",
+			tree.name, len(base.Fabric.Nodes), base.SMPs, ms(bnd), ms(chain), ms(busiest))
+		fmt.Printf("| run | time (ms) | × bound | × fixed 16 | × best fixed | SMPs | retries | VL15 drops |\n")
+		fmt.Printf("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range rows {
+			fmt.Printf("| %s | %.1f | %.2f | %.2f | %.2f | %d | %d | %d |\n", r.name, ms(r.took),
+				float64(r.took)/float64(bnd), float64(r.took)/float64(fixed16), float64(r.took)/float64(best), r.smps, r.retries, r.vl)
+		}
+		fmt.Println()
+		tr.Close()
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -80,7 +80,7 @@ func TestSharedIBSim(t *testing.T) {
 		{"ibavtrack", "watch", "1", "2"},
 	}
 	for _, tool := range tools {
-		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 			name := strings.Join(tool, " ") + " " + sig.String()
 			t.Run(name, func(t *testing.T) {
 				args := append(append(append([]string{}, tool[1:]...), ibsimArgs...), "-t", "60000")
@@ -141,15 +141,20 @@ func TestSharedIBSim(t *testing.T) {
 	})
 
 	// ibsim stopped before the tool starts: the tool gives up on its
-	// CONNECT at SIGINT; ibsim, continued, must not find the tool's
+	// CONNECT at SIGINT (or SIGQUIT, Ctrl-\, which would otherwise kill
+	// a Go program at once); ibsim, continued, must not find the tool's
 	// socket gone (it used to exit), and the slot comes back.
 	t.Run("CONNECT to a stopped ibsim", func(t *testing.T) {
-		for _, tool := range tools {
+		for i, tool := range tools {
+			sig := os.Signal(os.Interrupt)
+			if i%2 == 1 {
+				sig = syscall.SIGQUIT
+			}
 			syscall.Kill(s.PID(), syscall.SIGSTOP)
 			args := append(append([]string{}, tool[1:]...), ibsimArgs...)
 			p := startTool(t, bins[tool[0]], env, args...)
 			waitSocket(t, s.SockName, p)
-			p.cmd.Process.Signal(os.Interrupt)
+			p.cmd.Process.Signal(sig)
 			code := p.wait(t)
 			syscall.Kill(s.PID(), syscall.SIGCONT)
 			if code != exitcode.Interrupted {

@@ -20,10 +20,10 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 
 // Main runs run with the suite's signal handling and exits the process:
 //
-//   - SIGINT, SIGTERM, SIGHUP and SIGPIPE cancel run's context: the
+//   - SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE cancel run's context: the
 //     command stops, prints what it has (flagged partial), closes its
 //     transport (an ibsim slot is released) and exits 130;
-//   - a second SIGINT, SIGTERM or SIGHUP exits at once with 130, after
+//   - a second SIGINT, SIGTERM, SIGHUP or SIGQUIT exits at once with 130, after
 //     writing DISCONNECT for any ibsim slot without waiting for ibsim;
 //   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more;
 //     the signal is caught, so the write fails with EPIPE instead of
@@ -74,7 +74,7 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &signals{ch: make(chan os.Signal, 4), cancel: cancel, stopped: make(chan struct{})}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	s.wg.Add(1)
 	go s.loop()
 	out := &pipeWriter{w: stdout, s: s}

@@ -22,10 +22,10 @@ func waitCtx(ctx context.Context) bool {
 	}
 }
 
-// Each of SIGINT, SIGTERM and SIGHUP cancels the run's context (and lets
+// Each of SIGINT, SIGTERM, SIGHUP and SIGQUIT cancels the run's context (and lets
 // it finish: the command closes its transport and prints what it has).
 func TestSignalCancelsRun(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			code := runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 				syscall.Kill(os.Getpid(), sig)

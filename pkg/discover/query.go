@@ -489,7 +489,6 @@ func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, ke
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	})
-	defer stop()
 	var once sync.Once
 	var first error
 	c := &crew{gang: g, win: win, max: max(1, min(workers, n))}
@@ -512,6 +511,9 @@ func parallelApart(ctx context.Context, g *gang, win *Window, workers, n int, ke
 	}
 	c.start()
 	c.wg.Wait()
+	if stop() { // (else the broadcast may still be running: s is dropped)
+		s.recycle()
+	}
 	if first != nil {
 		return first
 	}
@@ -534,20 +536,33 @@ type apart struct {
 	busy  []bool     // dense key -> a job holding it runs
 	wait  [][]int32  // dense key -> jobs parked on it
 	ready jobHeap    // jobs that may be next
+	dense map[int]int32
 }
 
+// aparts keeps the state of finished parallelApart calls for the next
+// (a discovery makes one per chunk of probes and level).
+var aparts sync.Pool
+
 func newApart(n int, keys func(i int) (int, int), free func(int) bool) *apart {
-	s := &apart{left: n, free: free, keys: make([][2]int32, n), held: make([]bool, n), ready: make(jobHeap, n)}
-	s.cond = sync.NewCond(&s.mu)
-	dense := map[int]int32{}
+	s, _ := aparts.Get().(*apart)
+	if s == nil {
+		s = &apart{dense: map[int]int32{}}
+		s.cond = sync.NewCond(&s.mu)
+	}
+	s.left, s.free = n, free
+	s.keys = grow(s.keys, n)
+	s.held = grow(s.held, n)
+	clear(s.held)
+	s.ready = grow(s.ready, n)
+	clear(s.dense)
 	denseOf := func(k int) int32 {
 		if k < 0 {
 			return -1
 		}
-		d, ok := dense[k]
+		d, ok := s.dense[k]
 		if !ok {
-			d = int32(len(dense))
-			dense[k] = d
+			d = int32(len(s.dense))
+			s.dense[k] = d
 		}
 		return d
 	}
@@ -556,9 +571,27 @@ func newApart(n int, keys func(i int) (int, int), free func(int) bool) *apart {
 		s.keys[i] = [2]int32{denseOf(k1), denseOf(k2)}
 		s.ready[i] = int32(i) // in order: already a heap
 	}
-	s.busy = make([]bool, len(dense))
-	s.wait = make([][]int32, len(dense))
+	s.busy = grow(s.busy, len(s.dense))
+	clear(s.busy)
+	s.wait = grow(s.wait, len(s.dense))
+	for i := range s.wait {
+		s.wait[i] = s.wait[i][:0]
+	}
 	return s
+}
+
+// recycle gives s to the next parallelApart call.
+func (s *apart) recycle() {
+	s.free = nil
+	aparts.Put(s)
+}
+
+// grow returns b with length n, reusing its array when it is big enough.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
 }
 
 // jobHeap is a min-heap of job indexes.

@@ -91,18 +91,7 @@ func BenchmarkLatencyModel(b *testing.B) {
 		if testing.Short() && fb.name == "20.7k" {
 			continue // (its set-up alone takes seconds)
 		}
-		f, err := sim.Generate(fb.spec, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		// a managed fabric: LIDs and routes for the LID-routed reads
-		if err := f.RunSM(""); err != nil {
-			b.Fatal(err)
-		}
-		tr, err := f.Attach("")
-		if err != nil {
-			b.Fatal(err)
-		}
+		f, tr := latencyFabric(b, latencyTree{name: fb.name, spec: fb.spec}) // managed: LIDs and routes for the LID-routed reads
 		rec := &pathRecorder{Transport: tr}
 		res, err := discover.Discover(context.Background(), rec, discover.Config{MaxHops: -1})
 		if err != nil {
@@ -143,6 +132,5 @@ func BenchmarkLatencyModel(b *testing.B) {
 				b.ReportMetric(float64(per)/float64(bnd), "x-bound")
 			})
 		}
-		tr.Close()
 	}
 }

@@ -128,7 +128,7 @@ func TestSharedIBSim(t *testing.T) {
 			p.cmd.Process.Signal(os.Interrupt)
 			// Signals of one kind merge while pending: send the second
 			// once the first was taken.
-			waitNotPending(p.cmd.Process.Pid, syscall.SIGINT)
+			p.waitEvent(t, "signal")
 			p.cmd.Process.Signal(os.Interrupt)
 			code := p.wait(t)
 			syscall.Kill(s.PID(), syscall.SIGCONT)
@@ -153,7 +153,7 @@ func TestSharedIBSim(t *testing.T) {
 			syscall.Kill(s.PID(), syscall.SIGSTOP)
 			args := append(append([]string{}, tool[1:]...), ibsimArgs...)
 			p := startTool(t, bins[tool[0]], env, args...)
-			waitSocket(t, s.SockName, p)
+			p.waitEvent(t, "connect") // the CONNECT waits in the stopped ibsim's queue
 			p.cmd.Process.Signal(sig)
 			code := p.wait(t)
 			syscall.Kill(s.PID(), syscall.SIGCONT)
@@ -246,29 +246,6 @@ func checkShortTimeoutRun(t *testing.T, p *proc, what string) {
 	case code == exitcode.Fatal && strings.Contains(msg, "start node did not answer"):
 	default:
 		t.Fatalf("%s: exit %d\n%s", what, code, msg)
-	}
-}
-
-// waitNotPending waits (up to 20s) until sig is no longer pending for
-// process pid (its handler took it), or the process is gone.
-func waitNotPending(pid int, sig syscall.Signal) {
-	bit := uint64(1) << (uint(sig) - 1)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			return
-		}
-		pending := false
-		for _, line := range strings.Split(string(b), "\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if ok && (k == "ShdPnd" || k == "SigPnd") {
-				n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				pending = pending || n&bit != 0
-			}
-		}
-		if !pending {
-			return
-		}
 	}
 }
 
@@ -387,25 +364,4 @@ func exited(p *proc) bool {
 	// pid (comm) state ...: comm may hold spaces, the state follows ")".
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
-}
-
-// waitSocket waits (up to 20s) until p's process has bound its ibsim
-// data socket (@<sock>:in<id>, id = pid*16+n): its signal handlers are
-// installed by then.
-func waitSocket(t *testing.T, sock string, p *proc) {
-	t.Helper()
-	base := (p.cmd.Process.Pid & (1<<27 - 1)) * 16
-	var names [][]byte
-	for n := range 16 {
-		names = append(names, []byte(fmt.Sprintf("@%s:in%d@", sock, base+n)))
-	}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, _ := os.ReadFile("/proc/net/unix")
-		for _, name := range names {
-			if bytes.Contains(b, name) {
-				return
-			}
-		}
-	}
-	t.Fatalf("%s bound no socket @%s:in<id> within 20s", p.cmd.Path, sock)
 }

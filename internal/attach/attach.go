@@ -261,6 +261,11 @@ var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for 
 // --ibsim is given: the kernel umad transport exists on Linux only.
 var ErrUmadLinuxOnly = errors.New("kernel InfiniBand devices (umad) are Linux-only; use --sim FILE (a net or topology file), or ibdiscover --load-cache FILE")
 
+// ConnectSent, when not nil, is given to ibsim.Config.ConnectSent: it is
+// called each time a CONNECT request is in ibsim's hands (cliapp.Main
+// sets it to a test-hook event).
+var ConnectSent func()
+
 // goos is runtime.GOOS (tests change it).
 var goos = runtime.GOOS
 
@@ -288,6 +293,7 @@ func open(ctx context.Context, s Settings) (*Fabric, error) {
 			cfg.Host = s.SimHost
 		}
 		cfg.Timeout = s.Timeout
+		cfg.ConnectSent = ConnectSent
 		c, err := dialIBSim(ctx, cfg)
 		if err != nil {
 			return nil, ibsimError(err, s, cfg)

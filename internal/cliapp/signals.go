@@ -42,6 +42,9 @@ func Main(run RunFunc) {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		tuneGC()
 	}
+	if TestHooked() {
+		attach.ConnectSent = func() { TestEvent("connect") }
+	}
 	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
 }
 
@@ -120,6 +123,7 @@ func (s *signals) loop() {
 			}
 			s.cancel()
 			cancelled = true
+			TestEvent("signal")
 		}
 	}
 }

@@ -36,7 +36,9 @@ func TestHooked() bool {
 // TestEvent writes "name\n" to the test hook's descriptor the first time
 // it is called with name; it does nothing unless the hook is enabled.
 // Events: "node" (the first NodeInfo answer was taken; main installed
-// the SIGINT/SIGTERM handler before).
+// the SIGINT/SIGTERM handler before), "connect" (a CONNECT request is in
+// ibsim's hands), "signal" (the first stopping signal was taken: a
+// second one now counts as the second).
 func TestEvent(name string) {
 	if !TestHooked() {
 		return

@@ -686,6 +686,9 @@ var (
 	// testHookSendBlocked runs when a write to the data socket found it
 	// full.
 	testHookSendBlocked func()
+	// testHookSent runs when an Exchange's request was written and its
+	// call waits for the reply.
+	testHookSent func()
 )
 
 // beginCtl starts a control exchange and returns its number.
@@ -745,6 +748,9 @@ func (c *Client) ctlExchange(ctx context.Context, t CtlType, slot uint32, payloa
 	}
 	if h := testHookCtlSent; h != nil {
 		h(t)
+	}
+	if t == CtlConnect && c.cfg.ConnectSent != nil {
+		c.cfg.ConnectSent()
 	}
 	for {
 		n, err := c.ctl.Read(buf[:])
@@ -1231,6 +1237,9 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 			err = transport.ErrTimeout
 		}
 		return c.opErr("send", err)
+	}
+	if h := testHookSent; h != nil {
+		h()
 	}
 
 	<-cl.done

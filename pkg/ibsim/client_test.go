@@ -687,6 +687,9 @@ func TestCloseDuringExchange(t *testing.T) {
 	req := badHopPointer(t)
 	const n = 5
 	errs := make(chan error, n)
+	sent := make(chan struct{}, n)
+	testHookSent = func() { sent <- struct{}{} }
+	defer func() { testHookSent = nil }()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	for range n {
@@ -694,16 +697,14 @@ func TestCloseDuringExchange(t *testing.T) {
 			errs <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize))
 		}()
 	}
-	// Poll for the condition (all n pending); a minute is a hang.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		k := c.pending.len()
-		c.mu.Unlock()
-		if k == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d exchanges in flight", k)
+	// Wait until all n are written and waiting (a minute is a hang).
+	for i := range n {
+		select {
+		case <-sent:
+		case err := <-errs:
+			t.Fatalf("exchange %d ended before Close: %v", i, err)
+		case <-time.After(time.Minute):
+			t.Fatalf("only %d of %d exchanges in flight after a minute", i, n)
 		}
 	}
 	if err := c.Close(); err != nil {

@@ -47,6 +47,10 @@ type Config struct {
 	// ibsim's control socket (ibsim still starting). Zero fails at once
 	// with ErrNotRunning.
 	WaitStart time.Duration
+	// ConnectSent, when not nil, is called each time a CONNECT request
+	// has been written to ibsim's control socket, before its answer is
+	// awaited (a trace hook: from then on ibsim holds our request).
+	ConnectSent func()
 }
 
 // ConfigFromEnv returns the configuration libumad2sim would use in this

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -263,7 +264,7 @@ func TestConfigFromEnv(t *testing.T) {
 				v, ok := tt.env[k]
 				return v, ok
 			})
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %+v, want %+v", got, tt.want)
 			}
 			if got.Inet() != (tt.want.ServerName != "") {

@@ -44,18 +44,59 @@ type Node struct {
 // nodeRaw holds a node's attributes as received where re-encoding the
 // decoded fields would not give them back (reserved bits, bytes beyond
 // the attribute, or a field the caller changed on purpose).
-type nodeRaw struct {
-	info, switchInfo       [smp.DataSize]byte
-	hasInfo, hasSwitchInfo bool
+type nodeRaw [2]rawAttr
+
+// The attributes of a nodeRaw.
+const (
+	rawNodeInfo   = 0
+	rawSwitchInfo = 1
+)
+
+// rawAttr is one attribute as received, when has is set.
+type rawAttr struct {
+	b   [smp.DataSize]byte
+	has bool
+}
+
+// asReceived returns raw (its first 64 bytes) and whether it differs from
+// enc, the decoded fields' encoding: whether it must be kept to be given
+// back. (Callers encode: a MarshalTo called through an interface would
+// move its buffer to the heap.)
+func asReceived(raw []byte, enc *[smp.DataSize]byte) (b [smp.DataSize]byte, differs bool) {
+	copy(b[:], raw)
+	return b, b != *enc
+}
+
+// rawOf returns attribute k as received, if it was kept.
+func (n *Node) rawOf(k int) (b [smp.DataSize]byte, ok bool) {
+	if n.raw != nil && n.raw[k].has {
+		return n.raw[k].b, true
+	}
+	return b, false
+}
+
+// rawSet records raw as attribute k as received where it differs from
+// enc, the decoded fields' encoding.
+func (n *Node) rawSet(k int, raw []byte, enc *[smp.DataSize]byte) {
+	b, differs := asReceived(raw, enc)
+	switch {
+	case differs:
+		if n.raw == nil {
+			n.raw = new(nodeRaw)
+		}
+		n.raw[k] = rawAttr{b: b, has: true}
+	case n.raw != nil:
+		n.raw[k].has = false
+	}
 }
 
 // RawInfo returns the NodeInfo as received (see SetRawInfo): the bytes
 // recorded where they differ from Info's encoding, else that encoding.
-func (n *Node) RawInfo() (b [smp.DataSize]byte) {
-	if n.raw != nil && n.raw.hasInfo {
-		return n.raw.info
+func (n *Node) RawInfo() [smp.DataSize]byte {
+	b, ok := n.rawOf(rawNodeInfo)
+	if !ok {
+		n.Info.MarshalTo(b[:])
 	}
-	n.Info.MarshalTo(b[:])
 	return b
 }
 
@@ -63,28 +104,18 @@ func (n *Node) RawInfo() (b [smp.DataSize]byte) {
 // received, for RawInfo. Set Info first: the bytes are stored only where
 // they differ from its encoding.
 func (n *Node) SetRawInfo(raw []byte) {
-	var want, got [smp.DataSize]byte
-	copy(want[:], raw)
-	n.Info.MarshalTo(got[:])
-	if got == want {
-		if n.raw != nil {
-			n.raw.hasInfo = false
-		}
-		return
-	}
-	if n.raw == nil {
-		n.raw = new(nodeRaw)
-	}
-	n.raw.info, n.raw.hasInfo = want, true
+	var enc [smp.DataSize]byte
+	n.Info.MarshalTo(enc[:])
+	n.rawSet(rawNodeInfo, raw, &enc)
 }
 
 // RawSwitchInfo returns the SwitchInfo as received (see SetRawSwitchInfo),
 // or SwitchInfo's encoding.
-func (n *Node) RawSwitchInfo() (b [smp.DataSize]byte) {
-	if n.raw != nil && n.raw.hasSwitchInfo {
-		return n.raw.switchInfo
+func (n *Node) RawSwitchInfo() [smp.DataSize]byte {
+	b, ok := n.rawOf(rawSwitchInfo)
+	if !ok {
+		n.SwitchInfo.MarshalTo(b[:])
 	}
-	n.SwitchInfo.MarshalTo(b[:])
 	return b
 }
 
@@ -92,19 +123,9 @@ func (n *Node) RawSwitchInfo() (b [smp.DataSize]byte) {
 // RawSwitchInfo. Set SwitchInfo first: the bytes are stored only where
 // they differ from its encoding.
 func (n *Node) SetRawSwitchInfo(raw []byte) {
-	var want, got [smp.DataSize]byte
-	copy(want[:], raw)
-	n.SwitchInfo.MarshalTo(got[:])
-	if got == want {
-		if n.raw != nil {
-			n.raw.hasSwitchInfo = false
-		}
-		return
-	}
-	if n.raw == nil {
-		n.raw = new(nodeRaw)
-	}
-	n.raw.switchInfo, n.raw.hasSwitchInfo = want, true
+	var enc [smp.DataSize]byte
+	n.SwitchInfo.MarshalTo(enc[:])
+	n.rawSet(rawSwitchInfo, raw, &enc)
 }
 
 // SetSwitchInfo decodes raw into SwitchInfo, records it as received and
@@ -123,16 +144,16 @@ func (n *Node) SetSwitchInfo(raw []byte) error {
 // SetLocalPortNum sets NodeInfo's LocalPortNum, in Info and as received.
 func (n *Node) SetLocalPortNum(q uint8) {
 	n.Info.LocalPortNum = q
-	if n.raw != nil && n.raw.hasInfo {
-		n.raw.info[nodeInfoLocalPortOff] = q
+	if n.raw != nil && n.raw[rawNodeInfo].has {
+		n.raw[rawNodeInfo].b[nodeInfoLocalPortOff] = q
 	}
 }
 
 // SetPortGUID sets NodeInfo's PortGUID, in Info and as received.
 func (n *Node) SetPortGUID(g uint64) {
 	n.Info.PortGUID = g
-	if n.raw != nil && n.raw.hasInfo {
-		binary.BigEndian.PutUint64(n.raw.info[nodeInfoPortGUIDOff:], g)
+	if n.raw != nil && n.raw[rawNodeInfo].has {
+		binary.BigEndian.PutUint64(n.raw[rawNodeInfo].b[nodeInfoPortGUIDOff:], g)
 	}
 }
 
@@ -292,16 +313,15 @@ func (p *PhysPort) SetInfo(raw []byte) error {
 		return err
 	}
 	p.Info = pi
-	var want, got [smp.DataSize]byte
-	copy(want[:], raw)
-	pi.MarshalTo(got[:])
-	if got == want {
+	var enc [smp.DataSize]byte
+	pi.MarshalTo(enc[:])
+	if b, differs := asReceived(raw, &enc); !differs {
 		p.rawInfo = nil
 	} else {
 		if p.rawInfo == nil {
 			p.rawInfo = new([smp.DataSize]byte)
 		}
-		*p.rawInfo = want
+		*p.rawInfo = b
 	}
 	p.HasInfo = true
 	return nil

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -89,10 +88,8 @@ func main() {
 }
 
 func run(spec string, runs int, ours string, out io.Writer) error {
-	for _, b := range []string{"ibsim", "ibnetdiscover", benchproc.TimeBin} {
-		if _, err := exec.LookPath(b); err != nil {
-			return fmt.Errorf("%s not installed (run scripts/install-deps.sh)", b)
-		}
+	if err := benchproc.Require("ibsim", "ibnetdiscover", benchproc.TimeBin); err != nil {
+		return err
 	}
 	if _, err := os.Stat(shim); err != nil {
 		return fmt.Errorf("%s missing (install ibsim-utils)", shim)

@@ -48,10 +48,8 @@ func main() {
 }
 
 func run(spec string, runs int, ours string, out io.Writer) error {
-	for _, b := range []string{"ibsim", "ibqueryerrors", "opensm", benchproc.TimeBin} {
-		if _, err := exec.LookPath(b); err != nil {
-			return fmt.Errorf("%s not installed (run scripts/install-deps.sh)", b)
-		}
+	if err := benchproc.Require("ibsim", "ibqueryerrors", "opensm", benchproc.TimeBin); err != nil {
+		return err
 	}
 	abs, err := filepath.Abs(ours)
 	if err != nil {

@@ -25,6 +25,16 @@ import (
 // a big Go process also counts the parent's pages it had before exec).
 const TimeBin = "/usr/bin/time"
 
+// Require returns an error naming the first of bins not installed.
+func Require(bins ...string) error {
+	for _, b := range bins {
+		if _, err := exec.LookPath(b); err != nil {
+			return fmt.Errorf("%s not installed (run scripts/install-deps.sh)", b)
+		}
+	}
+	return nil
+}
+
 // socketTimeout bounds how long StartIBSim waits for ibsim's socket.
 const socketTimeout = 30 * time.Second
 

@@ -4,7 +4,7 @@
 # fabric's physical bound (BenchmarkLatencyModel: bound-ms, x-bound), hop
 # matrix, the embedded SM, renderers) with -benchmem and print them as a
 # table; then the latency-model comparison on a virtual clock
-# (TestLatencyModelReport: default vs each fixed window vs the bound,
+# (TestLatencyModelVirtual: default vs each fixed window vs the bound,
 # independent of the host's load), as the README's tables.
 # BENCHTIME may be set; SHORT=1 leaves out the 20.7k-node tree.
 set -eu
@@ -23,5 +23,5 @@ awk '
 	print line
 }' "$out"
 echo
-go test ./pkg/discover $short -count=1 -timeout 30m -v -run '^TestLatencyModelReport$' -latency-report 2>/dev/null >"$out" || { cat "$out"; exit 1; }
+go test ./pkg/discover $short -count=1 -timeout 30m -v -run '^TestLatencyModelVirtual$' -latency-report 2>/dev/null >"$out" || { cat "$out"; exit 1; }
 grep -v -e '^=== ' -e '^--- ' -e '^PASS$' -e '^ok ' -e ' virtual, .* real$' "$out"

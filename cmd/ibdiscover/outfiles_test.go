@@ -105,7 +105,7 @@ func TestOutputTargets(t *testing.T) {
 	t.Run("FIFO", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "fifo")
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skip(err)
+			clitest.Skip(t, "mkfifo: %v", err)
 		}
 		got := make(chan string, 1)
 		go func() {
@@ -200,7 +200,7 @@ func TestBrokenPipe(t *testing.T) {
 func TestFIFOWithoutReader(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "fifo")
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Skip(err)
+		clitest.Skip(t, "mkfifo: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

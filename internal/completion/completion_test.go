@@ -1,6 +1,7 @@
 package completion
 
 import (
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // options and ibdiscover's topology-file operand, nothing for a number.
 func TestBashCompletes(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
+		clitest.Skip(t, "no bash (scripts/install-deps.sh installs it)")
 	}
 	tests := []struct {
 		tool  string
@@ -59,7 +60,7 @@ func TestZshCompletes(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("zsh missing (scripts/install-deps.sh installs it)")
 		}
-		t.Skip("no zsh")
+		clitest.Skip(t, "no zsh (scripts/install-deps.sh installs it)")
 	}
 	run := func(tool, state string, line ...string) string {
 		t.Helper()

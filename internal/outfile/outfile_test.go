@@ -5,6 +5,7 @@ package outfile
 import (
 	"context"
 	"errors"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"io"
 	"io/fs"
 	"net"
@@ -236,7 +237,7 @@ func TestInPlace(t *testing.T) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "fifo")
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skip("mkfifo:", err)
+			clitest.Skip(t, "mkfifo: %v", err)
 		}
 		got := make(chan string, 1)
 		go func() {
@@ -266,7 +267,7 @@ func TestInPlace(t *testing.T) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "fifo")
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skip("mkfifo:", err)
+			clitest.Skip(t, "mkfifo: %v", err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		o, err := CreateContext(ctx, p) // must not wait for a reader
@@ -287,7 +288,7 @@ func TestInPlace(t *testing.T) {
 		p := filepath.Join(dir, "s")
 		l, err := net.Listen("unix", p)
 		if err != nil {
-			t.Skip(err)
+			clitest.Skip(t, "unix socket: %v", err)
 		}
 		defer l.Close()
 		_, err = Create(p)

@@ -5,6 +5,7 @@ package umad
 import (
 	"bufio"
 	"bytes"
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,13 +122,13 @@ func runC(t *testing.T, program string) ([]byte, string) {
 		if ci {
 			t.Fatalf("CI=true but no C compiler: %v", err)
 		}
-		t.Skipf("SKIP kernel ABI check: no cc on PATH (%v); install gcc and linux-libc-dev to run it", err)
+		clitest.Skip(t, "SKIP kernel ABI check: no cc on PATH (%v); install gcc and linux-libc-dev to run it", err)
 	}
 	if _, err := os.Stat(abiHeader); err != nil {
 		if ci {
 			t.Fatalf("CI=true but %s is missing: %v (install linux-libc-dev)", abiHeader, err)
 		}
-		t.Skipf("SKIP kernel ABI check: %v (install linux-libc-dev)", err)
+		clitest.Skip(t, "SKIP kernel ABI check: %v (install linux-libc-dev)", err)
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "abi.c")

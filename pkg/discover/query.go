@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -550,10 +551,10 @@ func newApart(n int, keys func(i int) (int, int), free func(int) bool) *apart {
 		s.cond = sync.NewCond(&s.mu)
 	}
 	s.left, s.free = n, free
-	s.keys = grow(s.keys, n)
-	s.held = grow(s.held, n)
+	s.keys = slices.Grow(s.keys[:0], n)[:n]
+	s.held = slices.Grow(s.held[:0], n)[:n]
 	clear(s.held)
-	s.ready = grow(s.ready, n)
+	s.ready = slices.Grow(s.ready[:0], n)[:n]
 	clear(s.dense)
 	denseOf := func(k int) int32 {
 		if k < 0 {
@@ -571,9 +572,9 @@ func newApart(n int, keys func(i int) (int, int), free func(int) bool) *apart {
 		s.keys[i] = [2]int32{denseOf(k1), denseOf(k2)}
 		s.ready[i] = int32(i) // in order: already a heap
 	}
-	s.busy = grow(s.busy, len(s.dense))
+	s.busy = slices.Grow(s.busy[:0], len(s.dense))[:len(s.dense)]
 	clear(s.busy)
-	s.wait = grow(s.wait, len(s.dense))
+	s.wait = slices.Grow(s.wait[:0], len(s.dense))[:len(s.dense)]
 	for i := range s.wait {
 		s.wait[i] = s.wait[i][:0]
 	}
@@ -584,14 +585,6 @@ func newApart(n int, keys func(i int) (int, int), free func(int) bool) *apart {
 func (s *apart) recycle() {
 	s.free = nil
 	aparts.Put(s)
-}
-
-// grow returns b with length n, reusing its array when it is big enough.
-func grow[T any](b []T, n int) []T {
-	if cap(b) < n {
-		return make([]T, n)
-	}
-	return b[:n]
 }
 
 // jobHeap is a min-heap of job indexes.

@@ -175,3 +175,71 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesOnce: with the flags' names computed once after parsing, IsSet
+// and the values still answer as urfave/cli's own lookups do: for a flag
+// given by its name or by an alias, one not given, and, from a
+// subcommand, one of its parent's.
+func TestNamesOnce(t *testing.T) {
+	type answer struct {
+		set   map[string]bool
+		value string
+		count int
+	}
+	var got answer
+	names := []string{"sim", "s", "verbose", "v", "json", "hops", "global", "g", "nope"}
+	action := func(c *cli.Context) error {
+		got = answer{set: map[string]bool{}, value: c.String("sim"), count: c.Count("verbose")}
+		for _, n := range names {
+			got.set[n] = c.IsSet(n)
+		}
+		for _, f := range c.Command.Flags {
+			if _, ok := f.(namedFlag); !ok {
+				t.Errorf("flag %v: names not computed once", f.Names())
+			}
+		}
+		return nil
+	}
+	flags := func() []cli.Flag {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "sim", Aliases: []string{"s"}},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Count: new(int)},
+			&cli.BoolFlag{Name: "json"},
+			&cli.IntFlag{Name: "hops"},
+		}
+	}
+	tests := []struct {
+		args []string
+		set  []string
+		sim  string
+		v    int
+	}{
+		{[]string{"tool", "--sim", "a.net", "-v", "-v"}, []string{"sim", "s", "verbose", "v"}, "a.net", 2},
+		{[]string{"tool", "-s", "b.net", "--json"}, []string{"sim", "s", "json"}, "b.net", 0},
+		{[]string{"tool", "--hops=0"}, []string{"hops"}, "", 0},
+		{[]string{"tool"}, nil, "", 0},
+		{[]string{"tool", "-g", "run", "-s", "c.net"}, []string{"sim", "s", "global", "g"}, "c.net", 0},
+	}
+	for _, tt := range tests {
+		got = answer{}
+		app := &cli.App{Name: "tool", Flags: flags(), Action: action}
+		if tt.args[len(tt.args)-1] == "c.net" {
+			app = &cli.App{Name: "tool", Flags: []cli.Flag{&cli.BoolFlag{Name: "global", Aliases: []string{"g"}}},
+				Commands: []*cli.Command{{Name: "run", Flags: flags(), Action: action}}}
+		}
+		var errb bytes.Buffer
+		if code := Run(context.Background(), app, tt.args, &errb); code != 0 {
+			t.Fatalf("%v: exit %d, %s", tt.args, code, errb.String())
+		}
+		want := map[string]bool{}
+		for _, n := range names {
+			want[n] = false
+		}
+		for _, n := range tt.set {
+			want[n] = true
+		}
+		if !reflect.DeepEqual(got.set, want) || got.value != tt.sim || got.count != tt.v {
+			t.Errorf("%v: IsSet %v, sim %q, verbose %d; want %v, %q, %d", tt.args, got.set, got.value, got.count, want, tt.sim, tt.v)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 var (
 	latencyReport = flag.Bool("latency-report", false, "TestLatencyModelVirtual: run and print the latency model's full comparison (virtual time)")
 	latencyOnly   = flag.String("latency-tree", "", "with -latency-report: only the trees whose name contains this")
+	latencyFwd    = flag.Duration("latency-fwd", -1, "with -latency-report: the firmware forwarding time per switch crossed, instead of the model's (0: the model without it, as issue 18 was filed)")
 )
 
 // latencyTree is a fabric of the latency-model comparison.
@@ -213,6 +214,11 @@ func latencyFabric(t testing.TB, tree latencyTree) (*sim.Fabric, transport.Trans
 // counts as zero time); goroutine scheduling can still change which of
 // two SMPs due at the same instant goes first, so they may vary a little.
 func printLatencyReport(t *testing.T) {
+	if *latencyFwd >= 0 {
+		model := benchLatency
+		benchLatency.Fwd = *latencyFwd
+		defer func() { benchLatency = model }()
+	}
 	fmt.Printf("Latency model hop=%v sma=%v fwd=%v VL15=%d, virtual time (testing/synctest)\n\n",
 		benchLatency.Hop, benchLatency.SMA, benchLatency.Fwd, benchLatency.VL15)
 	for _, tree := range latencyTrees {

@@ -19,7 +19,12 @@
 // parents (reached from the same node, or by the same port number) by the
 // same port number are not sent at once (sibling switches of a fat tree
 // reach one node by the same port number), unless the level's answers
-// show that such probes reach single-port nodes (see sharing).
+// show that such probes reach single-port nodes (see sharing). These
+// rules are for real SMAs, which serve one SMP at a time with a VL15
+// buffer of one packet. A transport whose peer queues every SMP
+// (transport.Limits.Queues: ibsim) is sent a node's reads at once, as
+// libibnetdisc sends them, and sibling probes together; the result is
+// the same.
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
@@ -303,6 +308,11 @@ type engine struct {
 	gang *gang
 
 	noLID atomic.Bool // a LID-routed read failed: directed routes only
+	// queues: the transport's peer answers every SMP however many one
+	// node has at once (transport.Limits.Queues): a node's reads are sent
+	// together and sibling probes are not kept apart.
+	queues bool
+	reads  []nodeRead // the read jobs of readQueued (reused)
 
 	mu       sync.Mutex // guards problems
 	problems []Problem
@@ -348,6 +358,7 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg.MaxHops = -1
 	}
 	return &engine{
+		queues:   transport.LimitsOf(tr).Queues,
 		probeWin: NewWindow(cfg.Outstanding, cfg.FixedWindow),
 		readWin:  NewWindow(cfg.Outstanding, cfg.FixedWindow),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
@@ -414,7 +425,7 @@ func (e *engine) run(ctx context.Context) error {
 			}
 			e.phase(e.probeWin)
 			err := parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
-				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
+				if p := probes[i]; p.parent != nil && p.remotePort == 0 && !e.queues {
 					return sh.keys(p.parent)
 				}
 				return -1, -1
@@ -461,6 +472,9 @@ const probeChunk = 1024
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	e.phase(e.readWin)
+	if e.queues && !e.cfg.LIDReads {
+		return e.readQueued(ctx, nodes, again)
+	}
 	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
@@ -493,6 +507,73 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 			}
 		}
 		return nil
+	})
+}
+
+// nodeRead is one SMP (and what follows from its answer) of readQueued.
+type nodeRead struct {
+	n    *model.Node
+	attr uint16 // NodeDescription, SwitchInfo or PortInfo
+	num  uint8  // PortInfo: the port
+	path smp.DRPath
+}
+
+// readQueued is read for a transport whose peer queues (Limits.Queues):
+// every SMP of a node is a job of its own, so a switch's reads go out
+// together, up to the window, instead of one round trip after another.
+// It reads the same attributes as read, in two steps: first the
+// NodeDescription, SwitchInfo, a switch's port 0 and the other nodes'
+// ports; then the switches' external ports, whose Mellanox
+// ExtendedPortInfo depends on port 0's capability mask.
+func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []portRead) error {
+	jobs := e.reads[:0]
+	for _, n := range nodes {
+		jobs = append(jobs, nodeRead{n: n, attr: smp.AttrNodeDescription, path: n.Path})
+		if n.IsSwitch() {
+			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrSwitchInfo, path: n.Path},
+				nodeRead{n: n, attr: smp.AttrPortInfo, num: 0, path: n.Path})
+		} else {
+			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: e.entry[n.Index], path: n.Path})
+		}
+	}
+	for _, r := range again {
+		jobs = append(jobs, nodeRead{n: r.n, attr: smp.AttrPortInfo, num: r.num, path: r.path})
+	}
+	first := len(jobs)
+	for _, n := range nodes {
+		if n.IsSwitch() {
+			for p := 1; p <= n.NumPorts(); p++ {
+				jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: uint8(p), path: n.Path})
+			}
+		}
+	}
+	e.reads = jobs
+	defer clear(e.reads) // (no node kept alive by the reused slice)
+	job := func(ctx context.Context, r *nodeRead) error {
+		if r.attr == smp.AttrPortInfo {
+			return e.readPort(ctx, r.n, r.num, r.path)
+		}
+		var buf [smp.DataSize]byte
+		err := e.q.Get(ctx, r.path, r.attr, 0, buf[:])
+		if err != nil {
+			return err
+		}
+		if r.attr == smp.AttrNodeDescription {
+			_ = r.n.Desc.UnmarshalBinary(buf[:])
+		} else {
+			_ = r.n.SetSwitchInfo(buf[:])
+		}
+		return nil
+	}
+	err := parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, first, func(ctx context.Context, i int) error {
+		return job(ctx, &jobs[i])
+	})
+	if err != nil {
+		return err
+	}
+	rest := jobs[first:]
+	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(rest), func(ctx context.Context, i int) error {
+		return job(ctx, &rest[i])
 	})
 }
 

@@ -1,0 +1,170 @@
+package discover
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/topology"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// A transport whose peer queues (Limits.Queues, as ibsim) gets a node's
+// reads at once and sibling probes together; the result, the SMPs sent
+// and the failures are those of the one-SMP-per-node engine, for every
+// window, and -o stays a hard bound (TestQueuesReadsTogether shows the
+// SMPs going out together).
+func TestQueuesSameResult(t *testing.T) {
+	for _, spec := range []string{
+		"fattree:levels=2,radix=8",
+		"fattree:levels=3,radix=4",
+		`fattree:levels=2,radix=8;Error "L2" 100 21`, // PortInfo of one switch fails
+		`fattree:levels=2,radix=8;Error "S0" 100 16`, // and a NodeDescription
+		"../../testdata/fabrics/mlnxpar.net",         // Mellanox ExtendedPortInfo
+		"../../testdata/fabrics/mixed.net",
+		"../../testdata/fabrics/loop.net",
+		"../../testdata/fabrics/dualhomed.net",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			var f *sim.Fabric
+			var err error
+			if strings.HasPrefix(spec, "fattree:") {
+				f, err = sim.Generate(spec, nil)
+			} else {
+				f, err = sim.Load(spec, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			type outcome struct {
+				topo          string
+				smps, retries int64
+				errs          []string
+			}
+			run := func(queues bool, o int) outcome {
+				tr, err := f.Attach("")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				p := &limited{Transport: tr, lim: transport.Limits{Queues: queues}}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				res, err := Discover(ctx, p, Config{Outstanding: o, FixedWindow: true, FixedTimeout: true, Timeout: 10 * time.Second, Retries: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m := p.most.Load(); m > int32(o) {
+					t.Errorf("queues %v -o %d: %d SMPs in flight", queues, o, m)
+				}
+				out := outcome{topo: topoOf(t, res), smps: res.SMPs, retries: res.Retries}
+				for _, e := range res.Errors {
+					out.errs = append(out.errs, e.Error())
+				}
+				slices.Sort(out.errs)
+				return out
+			}
+			want := run(false, 1)
+			for _, o := range []int{1, 3, 16, 64} {
+				for _, queues := range []bool{false, true} {
+					got := run(queues, o)
+					if got.topo != want.topo {
+						t.Errorf("queues %v -o %d: topology differs:\n%s\nwant\n%s", queues, o, got.topo, want.topo)
+					}
+					if got.smps != want.smps || got.retries != want.retries {
+						t.Errorf("queues %v -o %d: %d SMPs (%d retries), want %d (%d)", queues, o, got.smps, got.retries, want.smps, want.retries)
+					}
+					if !slices.Equal(got.errs, want.errs) {
+						t.Errorf("queues %v -o %d: failures %q, want %q", queues, o, got.errs, want.errs)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A switch's reads go out together when the peer queues: its
+// NodeDescription, SwitchInfo and port 0 at once, then every external
+// port at once.
+func TestQueuesReadsTogether(t *testing.T) {
+	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	g := &gated{Transport: tr, path: string([]byte{1, 0, 1}), gate: make(chan struct{}), held: make(chan int, 64)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Discover(context.Background(), g, Config{Outstanding: 64, FixedWindow: true, FixedTimeout: true, Timeout: time.Minute})
+		done <- err
+	}()
+	// The leaf one hop from the host (DR path 0,1): its NodeInfo probe,
+	// then 3 SMPs in the first step of its reads, then its 8 ports.
+	for _, want := range []int{1, 3, 8} {
+		for n := 0; n < want; n++ {
+			select {
+			case <-g.held:
+			case <-time.After(time.Minute): // (a generous bound: they come at once)
+				t.Fatalf("%d SMPs to the leaf at once, want %d", n, want)
+			}
+		}
+		g.open(want != 8)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gated holds the SMPs to one node (by hop count and initial path) until
+// told: it reports each one held on held, and open lets all held go.
+type gated struct {
+	transport.Transport
+	path string
+	mu   sync.Mutex
+	gate chan struct{} // nil: open for good
+	held chan int
+}
+
+// open lets the SMPs held go, and holds the next ones if again.
+func (g *gated) open(again bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	close(g.gate)
+	g.gate = nil
+	if again {
+		g.gate = make(chan struct{})
+	}
+}
+
+func (g *gated) Limits() transport.Limits { return transport.Limits{Queues: true} }
+
+func (g *gated) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if string(req[7:8])+string(req[128:128+int(req[7])+1]) == g.path {
+		g.mu.Lock()
+		gate := g.gate
+		g.mu.Unlock()
+		if gate != nil {
+			g.held <- 1
+			<-gate
+		}
+	}
+	return g.Transport.Exchange(ctx, dlid, req, resp)
+}
+
+func topoOf(t *testing.T, res *Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := topology.WriteTopology(&b, res.Fabric, topology.Options{Generated: time.Unix(0, 0).UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

@@ -424,23 +424,34 @@ func (e *engine) run(ctx context.Context) error {
 				break
 			}
 			e.phase(e.probeWin)
-			err := parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
-				if p := probes[i]; p.parent != nil && p.remotePort == 0 && !e.queues {
-					return sh.keys(p.parent)
-				}
-				return -1, -1
-			}, func(i int) bool {
-				p := probes[i]
-				return sh.released(e.entry[p.parent.Node.Index], p.parent.Num)
-			}, func(ctx context.Context, i int) error {
-				p := probes[i]
-				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
-				p.ok = err == nil
-				if p.ok && p.parent != nil && p.remotePort == 0 {
-					sh.note(e.entry[p.parent.Node.Index], p.parent.Num, p.info[:])
-				}
-				return err
-			})
+			var err error
+			if e.queues {
+				// nothing to keep apart: the probes in order
+				err = parallel(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
+					p := probes[i]
+					err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+					p.ok = err == nil
+					return err
+				})
+			} else {
+				err = parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
+					if p := probes[i]; p.parent != nil && p.remotePort == 0 {
+						return sh.keys(p.parent)
+					}
+					return -1, -1
+				}, func(i int) bool {
+					p := probes[i]
+					return sh.released(e.entry[p.parent.Node.Index], p.parent.Num)
+				}, func(ctx context.Context, i int) error {
+					p := probes[i]
+					err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+					p.ok = err == nil
+					if p.ok && p.parent != nil && p.remotePort == 0 {
+						sh.note(e.entry[p.parent.Node.Index], p.parent.Num, p.info[:])
+					}
+					return err
+				})
+			}
 			// take what answered, also when stopping
 			fresh, revisit := e.accept(ctx, probes)
 			cur, again = append(cur, fresh...), append(again, revisit...)

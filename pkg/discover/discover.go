@@ -524,45 +524,42 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 // nodeRead is one SMP (and what follows from its answer) of readQueued.
 type nodeRead struct {
 	n    *model.Node
-	attr uint16 // NodeDescription, SwitchInfo or PortInfo
-	num  uint8  // PortInfo: the port
+	attr uint16 // NodeDescription, SwitchInfo, PortInfo or Mellanox ExtendedPortInfo
+	num  uint8  // PortInfo, ExtendedPortInfo: the port
 	path smp.DRPath
 }
 
 // readQueued is read for a transport whose peer queues (Limits.Queues):
 // every SMP of a node is a job of its own, so a switch's reads go out
 // together, up to the window, instead of one round trip after another.
-// It reads the same attributes as read, in two steps: first the
-// NodeDescription, SwitchInfo, a switch's port 0 and the other nodes'
-// ports; then the switches' external ports, whose Mellanox
-// ExtendedPortInfo depends on port 0's capability mask.
+// It reads the same attributes as read: first every NodeDescription,
+// SwitchInfo and PortInfo (with the Mellanox ExtendedPortInfo that
+// follows a CA's or a switch port 0's), then the ExtendedPortInfo of the
+// switches' external ports, which depends on port 0's capability mask.
 func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	jobs := e.reads[:0]
 	for _, n := range nodes {
 		jobs = append(jobs, nodeRead{n: n, attr: smp.AttrNodeDescription, path: n.Path})
-		if n.IsSwitch() {
-			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrSwitchInfo, path: n.Path},
-				nodeRead{n: n, attr: smp.AttrPortInfo, num: 0, path: n.Path})
-		} else {
+		if !n.IsSwitch() {
 			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: e.entry[n.Index], path: n.Path})
+			continue
+		}
+		jobs = append(jobs, nodeRead{n: n, attr: smp.AttrSwitchInfo, path: n.Path})
+		for p := 0; p <= n.NumPorts(); p++ {
+			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: uint8(p), path: n.Path})
 		}
 	}
 	for _, r := range again {
 		jobs = append(jobs, nodeRead{n: r.n, attr: smp.AttrPortInfo, num: r.num, path: r.path})
 	}
-	first := len(jobs)
-	for _, n := range nodes {
-		if n.IsSwitch() {
-			for p := 1; p <= n.NumPorts(); p++ {
-				jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: uint8(p), path: n.Path})
-			}
-		}
-	}
 	e.reads = jobs
-	defer clear(e.reads) // (no node kept alive by the reused slice)
-	job := func(ctx context.Context, r *nodeRead) error {
+	defer func() { clear(e.reads) }() // (no node kept alive by the reused slice)
+	err := parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(jobs), func(ctx context.Context, i int) error {
+		r := &jobs[i]
 		if r.attr == smp.AttrPortInfo {
-			return e.readPort(ctx, r.n, r.num, r.path)
+			// (a switch's external port waits for port 0 to know
+			// whether to read its ExtendedPortInfo: below)
+			return e.readPortInfo(ctx, r.n, r.num, r.path, !r.n.IsSwitch() || r.num == 0)
 		}
 		var buf [smp.DataSize]byte
 		err := e.q.Get(ctx, r.path, r.attr, 0, buf[:])
@@ -575,16 +572,30 @@ func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []po
 			_ = r.n.SetSwitchInfo(buf[:])
 		}
 		return nil
-	}
-	err := parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, first, func(ctx context.Context, i int) error {
-		return job(ctx, &jobs[i])
 	})
-	if err != nil {
+	if err != nil || e.cfg.NoMlnxEPI {
 		return err
 	}
-	rest := jobs[first:]
-	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(rest), func(ctx context.Context, i int) error {
-		return job(ctx, &rest[i])
+	jobs = jobs[:0]
+	for _, n := range nodes {
+		if !n.IsSwitch() {
+			continue
+		}
+		for p := 1; p <= n.NumPorts(); p++ {
+			if pp := n.Port(p); pp != nil && pp.HasInfo && wantsMlnxEPI(pp) {
+				jobs = append(jobs, nodeRead{n: n, attr: smp.AttrMlnxExtPortInfo, num: uint8(p), path: n.Path})
+			}
+		}
+	}
+	e.reads = jobs
+	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(jobs), func(ctx context.Context, i int) error {
+		r := &jobs[i]
+		var buf [smp.DataSize]byte
+		err := e.q.Get(ctx, r.path, r.attr, uint32(r.num), buf[:])
+		if err == nil {
+			r.n.Port(int(r.num)).SetExtInfo(buf[:])
+		}
+		return err
 	})
 }
 
@@ -661,6 +672,11 @@ func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
 // without PortInfo, when a NodeInfo answered through it): a failed
 // PortInfo leaves no port behind.
 func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path smp.DRPath) error {
+	return e.readPortInfo(ctx, n, num, path, true)
+}
+
+// readPortInfo is readPort, without the ExtendedPortInfo unless epi.
+func (e *engine) readPortInfo(ctx context.Context, n *model.Node, num uint8, path smp.DRPath, epi bool) error {
 	if num > n.Info.NumPorts {
 		return nil
 	}
@@ -672,7 +688,7 @@ func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path sm
 	if err := pp.SetInfo(buf[:]); err != nil {
 		return err
 	}
-	if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
+	if epi && !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
 		if err := e.q.Get(ctx, path, smp.AttrMlnxExtPortInfo, uint32(num), buf[:]); err == nil {
 			pp.SetExtInfo(buf[:])
 		} else if IsStop(err) {

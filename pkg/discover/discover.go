@@ -313,6 +313,7 @@ type engine struct {
 	// together and sibling probes are not kept apart.
 	queues bool
 	reads  []nodeRead // the read jobs of readQueued (reused)
+	slots  []int      // readAndProbe's first probe slot per node (reused)
 
 	mu       sync.Mutex // guards problems
 	problems []Problem
@@ -400,7 +401,15 @@ func (e *engine) run(ctx context.Context) error {
 	start.ok = true
 	cur, again := e.accept(ctx, []*probe{start})
 	for d := 0; len(cur) > 0 || len(again) > 0; d++ {
-		if err := e.read(ctx, cur, again); err != nil {
+		next := e.cfg.MaxHops < 0 || d < e.cfg.MaxHops // the next level is wanted
+		fused := next && !e.full && e.fusable(cur)
+		var err error
+		if fused {
+			err = e.readAndProbe(ctx, cur, again)
+		} else {
+			err = e.read(ctx, cur, again)
+		}
+		if err != nil {
 			return err
 		}
 		e.checkLinks(cur, again)
@@ -408,8 +417,13 @@ func (e *engine) run(ctx context.Context) error {
 		if e.full {
 			return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
 		}
-		if e.cfg.MaxHops >= 0 && d >= e.cfg.MaxHops {
+		if !next {
 			break
+		}
+		if fused {
+			// (past MaxNodes, the nodes taken are read in the next turn)
+			cur, again = e.accept(ctx, e.chunk)
+			continue
 		}
 		// Probe the next level in chunks of a fixed size (the same
 		// whatever the window, so the result does not depend on it):
@@ -484,7 +498,7 @@ const probeChunk = 1024
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	e.phase(e.readWin)
 	if e.queues && !e.cfg.LIDReads {
-		return e.readQueued(ctx, nodes, again)
+		return e.readQueued(ctx, nodes, again, nil)
 	}
 	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
@@ -521,9 +535,76 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 	})
 }
 
+// fusable reports whether a level's reads and the probes of the next
+// level may be one phase (readAndProbe): the peer queues, the nodes
+// are read by directed route, the next level's probes fit in one chunk
+// (counting every port of every switch) and none would pass the 63-hop
+// limit, and the start node, a CA or router whose probe may go back a
+// hop, is not among them.
+func (e *engine) fusable(nodes []*model.Node) bool {
+	if !e.queues || e.cfg.LIDReads {
+		return false
+	}
+	ports := 0
+	for _, n := range nodes {
+		if n == e.fab.From && !n.IsSwitch() || n.Path.Len() >= smp.MaxHops {
+			return false
+		}
+		if n.IsSwitch() {
+			ports += n.NumPorts()
+		}
+	}
+	return ports <= probeChunk
+}
+
+// readAndProbe is read followed by the probes of the next level, as one
+// phase (see fusable): a switch port's NodeInfo probe follows its
+// PortInfo in the same job when the port is one candidates would probe
+// (LinkUp and not linked: no link changes while a level is read), so the
+// window stays full across what would be the end of a phase, and no
+// SMP waits for the slowest of the level's reads. The probes are left in
+// e.chunk in canonical order (the order candidates gives), for accept.
+func (e *engine) readAndProbe(ctx context.Context, nodes []*model.Node, again []portRead) error {
+	if len(e.slab) < probeChunk {
+		e.slab, e.chunk = make([]probe, probeChunk), make([]*probe, 0, probeChunk)
+	}
+	// slot[n]+p-1 is the probe through port p of switch n
+	slots := e.slots[:0]
+	next := 0
+	for _, n := range nodes {
+		slots = append(slots, next)
+		if n.IsSwitch() {
+			next += n.NumPorts()
+		}
+	}
+	e.slots = slots
+	clear(e.slab[:next])
+	e.phase(e.readWin)
+	err := e.readQueued(ctx, nodes, again, func(ctx context.Context, i int, n *model.Node, num uint8) error {
+		pp := n.Port(int(num))
+		if pp == nil || !pp.HasInfo || pp.Remote != nil || pp.Info.PortPhysicalState != smp.PhysLinkUp {
+			return nil
+		}
+		path, _ := n.Path.Extend(num) // (fusable: not past 63 hops)
+		p := &e.slab[slots[i]+int(num)-1]
+		*p = probe{parent: pp, path: path}
+		err := e.q.Get(ctx, path, smp.AttrNodeInfo, 0, p.info[:])
+		p.ok = err == nil
+		return err
+	})
+	e.chunk = e.chunk[:0]
+	for i := range e.slab[:next] {
+		if p := &e.slab[i]; p.parent != nil {
+			e.chunk = append(e.chunk, p)
+		}
+	}
+	return err
+}
+
 // nodeRead is one SMP (and what follows from its answer) of readQueued.
 type nodeRead struct {
 	n    *model.Node
+	i    int    // n's index in the nodes read (-1: a port read again)
 	attr uint16 // NodeDescription, SwitchInfo, PortInfo or Mellanox ExtendedPortInfo
 	num  uint8  // PortInfo, ExtendedPortInfo: the port
 	path smp.DRPath
@@ -536,21 +617,24 @@ type nodeRead struct {
 // SwitchInfo and PortInfo (with the Mellanox ExtendedPortInfo that
 // follows a CA's or a switch port 0's), then the ExtendedPortInfo of the
 // switches' external ports, which depends on port 0's capability mask.
-func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []portRead) error {
+// When then is set, it is called after each PortInfo of a switch's
+// external port that answered, in the same job, with the index of the
+// node in nodes.
+func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []portRead, then func(ctx context.Context, i int, n *model.Node, num uint8) error) error {
 	jobs := e.reads[:0]
-	for _, n := range nodes {
-		jobs = append(jobs, nodeRead{n: n, attr: smp.AttrNodeDescription, path: n.Path})
+	for i, n := range nodes {
+		jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrNodeDescription, path: n.Path})
 		if !n.IsSwitch() {
-			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: e.entry[n.Index], path: n.Path})
+			jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrPortInfo, num: e.entry[n.Index], path: n.Path})
 			continue
 		}
-		jobs = append(jobs, nodeRead{n: n, attr: smp.AttrSwitchInfo, path: n.Path})
+		jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrSwitchInfo, path: n.Path})
 		for p := 0; p <= n.NumPorts(); p++ {
-			jobs = append(jobs, nodeRead{n: n, attr: smp.AttrPortInfo, num: uint8(p), path: n.Path})
+			jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrPortInfo, num: uint8(p), path: n.Path})
 		}
 	}
 	for _, r := range again {
-		jobs = append(jobs, nodeRead{n: r.n, attr: smp.AttrPortInfo, num: r.num, path: r.path})
+		jobs = append(jobs, nodeRead{n: r.n, i: -1, attr: smp.AttrPortInfo, num: r.num, path: r.path})
 	}
 	e.reads = jobs
 	defer func() { clear(e.reads) }() // (no node kept alive by the reused slice)
@@ -559,7 +643,12 @@ func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []po
 		if r.attr == smp.AttrPortInfo {
 			// (a switch's external port waits for port 0 to know
 			// whether to read its ExtendedPortInfo: below)
-			return e.readPortInfo(ctx, r.n, r.num, r.path, !r.n.IsSwitch() || r.num == 0)
+			ext := r.n.IsSwitch() && r.num != 0
+			err := e.readPortInfo(ctx, r.n, r.num, r.path, !ext)
+			if err == nil && ext && then != nil {
+				err = then(ctx, r.i, r.n, r.num)
+			}
+			return err
 		}
 		var buf [smp.DataSize]byte
 		err := e.q.Get(ctx, r.path, r.attr, 0, buf[:])

@@ -3,6 +3,7 @@ package discover
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -29,6 +31,9 @@ func TestQueuesSameResult(t *testing.T) {
 		"../../testdata/fabrics/mixed.net",
 		"../../testdata/fabrics/loop.net",
 		"../../testdata/fabrics/dualhomed.net",
+		"../../testdata/fabrics/parallel.net",
+		"../../testdata/fabrics/router.net",
+		"../../testdata/fabrics/chain10.net",
 	} {
 		t.Run(spec, func(t *testing.T) {
 			var f *sim.Fabric
@@ -45,7 +50,11 @@ func TestQueuesSameResult(t *testing.T) {
 				topo          string
 				smps, retries int64
 				errs          []string
+				problems      []string
+				levels        int
+				err           string
 			}
+			var limit Config // the hop or node limit of the runs
 			run := func(queues bool, o int) outcome {
 				tr, err := f.Attach("")
 				if err != nil {
@@ -55,32 +64,43 @@ func TestQueuesSameResult(t *testing.T) {
 				p := &limited{Transport: tr, lim: transport.Limits{Queues: queues}}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
-				res, err := Discover(ctx, p, Config{Outstanding: o, FixedWindow: true, FixedTimeout: true, Timeout: 10 * time.Second, Retries: 1})
+				res, err := Discover(ctx, p, Config{Outstanding: o, FixedWindow: true, FixedTimeout: true, Timeout: 10 * time.Second, Retries: 1,
+					MaxHops: limit.MaxHops, MaxNodes: limit.MaxNodes})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if m := p.most.Load(); m > int32(o) {
 					t.Errorf("queues %v -o %d: %d SMPs in flight", queues, o, m)
 				}
-				out := outcome{topo: topoOf(t, res), smps: res.SMPs, retries: res.Retries}
+				out := outcome{topo: topoOf(t, res), smps: res.SMPs, retries: res.Retries, levels: res.Levels, err: fmt.Sprint(res.Err)}
 				for _, e := range res.Errors {
 					out.errs = append(out.errs, e.Error())
 				}
 				slices.Sort(out.errs)
+				for _, p := range res.Problems {
+					out.problems = append(out.problems, p.String())
+				}
+				slices.Sort(out.problems)
 				return out
 			}
-			want := run(false, 1)
-			for _, o := range []int{1, 3, 16, 64} {
-				for _, queues := range []bool{false, true} {
-					got := run(queues, o)
-					if got.topo != want.topo {
-						t.Errorf("queues %v -o %d: topology differs:\n%s\nwant\n%s", queues, o, got.topo, want.topo)
-					}
-					if got.smps != want.smps || got.retries != want.retries {
-						t.Errorf("queues %v -o %d: %d SMPs (%d retries), want %d (%d)", queues, o, got.smps, got.retries, want.smps, want.retries)
-					}
-					if !slices.Equal(got.errs, want.errs) {
-						t.Errorf("queues %v -o %d: failures %q, want %q", queues, o, got.errs, want.errs)
+			for _, limit = range []Config{{}, {MaxHops: 2}, {MaxNodes: 10}} {
+				want := run(false, 1)
+				for _, o := range []int{1, 3, 16, 64} {
+					for _, queues := range []bool{false, true} {
+						got := run(queues, o)
+						what := fmt.Sprintf("queues %v -o %d, hop limit %d, node limit %d", queues, o, limit.MaxHops, limit.MaxNodes)
+						if got.topo != want.topo {
+							t.Errorf("%s: topology differs:\n%s\nwant\n%s", what, got.topo, want.topo)
+						}
+						if got.smps != want.smps || got.retries != want.retries {
+							t.Errorf("%s: %d SMPs (%d retries), want %d (%d)", what, got.smps, got.retries, want.smps, want.retries)
+						}
+						if !slices.Equal(got.errs, want.errs) || !slices.Equal(got.problems, want.problems) {
+							t.Errorf("%s: failures %q, problems %q, want %q, %q", what, got.errs, got.problems, want.errs, want.problems)
+						}
+						if got.levels != want.levels || got.err != want.err {
+							t.Errorf("%s: %d levels, error %s, want %d, %s", what, got.levels, got.err, want.levels, want.err)
+						}
 					}
 				}
 			}
@@ -166,4 +186,61 @@ func topoOf(t *testing.T, res *Result) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// When the peer queues, a level's reads and the next level's probes are
+// one phase: a switch port's probe goes out as soon as its PortInfo
+// answered, while another port's PortInfo is still out.
+func TestQueuesProbesWhileReading(t *testing.T) {
+	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	h := &holdOne{Transport: tr, release: make(chan struct{}), probes: make(chan struct{}, 64)}
+	var once sync.Once
+	defer once.Do(func() { close(h.release) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := Discover(context.Background(), h, Config{Outstanding: 64, FixedWindow: true, FixedTimeout: true, Timeout: time.Minute})
+		done <- err
+	}()
+	// The leaf one hop from the host: its ports 2 to 7 are probed (port 1
+	// leads back to the host) while its port 8's PortInfo is held.
+	for n := 0; n < 6; n++ {
+		select {
+		case <-h.probes:
+		case <-time.After(time.Minute): // (a generous bound: they come at once)
+			t.Fatalf("%d probes through the leaf while its port 8's PortInfo was out, want 6", n)
+		}
+	}
+	once.Do(func() { close(h.release) })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdOne holds the PortInfo of port 8 of the node at DR path 0,1 until
+// release, and reports every NodeInfo probe through that node.
+type holdOne struct {
+	transport.Transport
+	release chan struct{}
+	probes  chan struct{}
+}
+
+func (h *holdOne) Limits() transport.Limits { return transport.Limits{Queues: true} }
+
+func (h *holdOne) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	attr, mod := uint16(req[16])<<8|uint16(req[17]), req[23]
+	switch hops, path := req[7], req[128:131]; {
+	case hops == 1 && path[1] == 1 && attr == smp.AttrPortInfo && mod == 8:
+		<-h.release
+	case hops == 2 && path[1] == 1 && attr == smp.AttrNodeInfo:
+		h.probes <- struct{}{}
+	}
+	return h.Transport.Exchange(ctx, dlid, req, resp)
 }

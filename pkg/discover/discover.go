@@ -77,7 +77,8 @@ type Config struct {
 	StartOnly bool
 	// Outstanding is the most SMPs on the wire at once (default 64): a
 	// hard upper bound. Below it the window adapts to the fabric (see
-	// Window) unless FixedWindow is set.
+	// Window) unless FixedWindow is set or the transport's peer queues
+	// (transport.Limits.Queues: nothing is lost there to adapt to).
 	Outstanding int
 	// FixedWindow keeps Outstanding SMPs on the wire whenever there is
 	// work for them, as ibnetdiscover's -o does.
@@ -358,10 +359,15 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	case cfg.MaxHops <= 0:
 		cfg.MaxHops = -1
 	}
+	lim := transport.LimitsOf(tr)
+	// A peer that queues loses nothing to a full window, and a queue
+	// building there costs no more than SMPs waiting here: the window
+	// need not adapt.
+	fixed := cfg.FixedWindow || lim.Queues
 	return &engine{
-		queues:   transport.LimitsOf(tr).Queues,
-		probeWin: NewWindow(cfg.Outstanding, cfg.FixedWindow),
-		readWin:  NewWindow(cfg.Outstanding, cfg.FixedWindow),
+		queues:   lim.Queues,
+		probeWin: NewWindow(cfg.Outstanding, fixed),
+		readWin:  NewWindow(cfg.Outstanding, fixed),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,

@@ -244,3 +244,23 @@ func (h *holdOne) Exchange(ctx context.Context, dlid uint16, req, resp []byte) e
 	}
 	return h.Transport.Exchange(ctx, dlid, req, resp)
 }
+
+// A peer that queues gets the whole window from the start: nothing is
+// lost there, so there is nothing to adapt to. Elsewhere the window
+// adapts below -o unless asked to stay fixed.
+func TestQueuesFixedWindow(t *testing.T) {
+	for _, c := range []struct {
+		lim   transport.Limits
+		fixed bool
+		want  int
+	}{
+		{transport.Limits{Queues: true}, false, 16},
+		{transport.Limits{}, true, 16},
+		{transport.Limits{}, false, initialWindow},
+	} {
+		e := newEngine(&limited{lim: c.lim}, Config{Outstanding: 16, FixedWindow: c.fixed})
+		if got, got2 := e.readWin.Size(), e.probeWin.Size(); got != c.want || got2 != c.want {
+			t.Errorf("%+v, FixedWindow %v: windows %d and %d, want %d", c.lim, c.fixed, got, got2, c.want)
+		}
+	}
+}

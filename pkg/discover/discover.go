@@ -489,10 +489,15 @@ func (e *engine) run(ctx context.Context) error {
 	return nil
 }
 
-// phase makes w the window of the SMPs that follow.
+// phase makes w the window of the SMPs that follow. A fixed window
+// bounds nothing that the phase's workers, at most its size, do not
+// already bound: the Querier then takes no token per SMP.
 func (e *engine) phase(w *Window) {
 	w.NewPhase()
 	e.q.Window = w
+	if w.fixed {
+		e.q.Window = nil
+	}
 }
 
 // probeChunk is the number of NodeInfo probes sent and taken in at once.

@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -313,8 +314,9 @@ type engine struct {
 	// node has at once (transport.Limits.Queues): a node's reads are sent
 	// together and sibling probes are not kept apart.
 	queues bool
-	reads  []nodeRead // the read jobs of readQueued (reused)
-	slots  []int      // readAndProbe's first probe slot per node (reused)
+	// first, owner and slots number readQueued's and readAndProbe's
+	// jobs (reused from level to level)
+	first, owner, slots []int32
 
 	mu       sync.Mutex // guards problems
 	problems []Problem
@@ -580,10 +582,10 @@ func (e *engine) readAndProbe(ctx context.Context, nodes []*model.Node, again []
 		e.slab, e.chunk = make([]probe, probeChunk), make([]*probe, 0, probeChunk)
 	}
 	// slot[n]+p-1 is the probe through port p of switch n
-	slots := e.slots[:0]
+	slots := slices.Grow(e.slots[:0], len(nodes))
 	next := 0
 	for _, n := range nodes {
-		slots = append(slots, next)
+		slots = append(slots, int32(next))
 		if n.IsSwitch() {
 			next += n.NumPorts()
 		}
@@ -597,7 +599,7 @@ func (e *engine) readAndProbe(ctx context.Context, nodes []*model.Node, again []
 			return nil
 		}
 		path, _ := n.Path.Extend(num) // (fusable: not past 63 hops)
-		p := &e.slab[slots[i]+int(num)-1]
+		p := &e.slab[int(slots[i])+int(num)-1]
 		*p = probe{parent: pp, path: path}
 		err := e.q.Get(ctx, path, smp.AttrNodeInfo, 0, p.info[:])
 		p.ok = err == nil
@@ -612,15 +614,6 @@ func (e *engine) readAndProbe(ctx context.Context, nodes []*model.Node, again []
 	return err
 }
 
-// nodeRead is one SMP (and what follows from its answer) of readQueued.
-type nodeRead struct {
-	n    *model.Node
-	i    int    // n's index in the nodes read (-1: a port read again)
-	attr uint16 // NodeDescription, SwitchInfo, PortInfo or Mellanox ExtendedPortInfo
-	num  uint8  // PortInfo, ExtendedPortInfo: the port
-	path smp.DRPath
-}
-
 // readQueued is read for a transport whose peer queues (Limits.Queues):
 // every SMP of a node is a job of its own, so a switch's reads go out
 // together, up to the window, instead of one round trip after another.
@@ -631,72 +624,99 @@ type nodeRead struct {
 // When then is set, it is called after each PortInfo of a switch's
 // external port that answered, in the same job, with the index of the
 // node in nodes.
+//
+// A job is found from its number alone: nodes[owner[i]] is the node of
+// job i, and i - first[owner[i]] which of its reads it is
+// (NodeDescription, then a CA's PortInfo, or a switch's SwitchInfo and
+// PortInfo of ports 0 to NumPorts); the jobs after the nodes' are the
+// ports of again. (Four bytes per job and per node, where a job
+// holding its DR path would take a hundred.)
 func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []portRead, then func(ctx context.Context, i int, n *model.Node, num uint8) error) error {
-	jobs := e.reads[:0]
-	for i, n := range nodes {
-		jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrNodeDescription, path: n.Path})
-		if !n.IsSwitch() {
-			jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrPortInfo, num: e.entry[n.Index], path: n.Path})
-			continue
-		}
-		jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrSwitchInfo, path: n.Path})
-		for p := 0; p <= n.NumPorts(); p++ {
-			jobs = append(jobs, nodeRead{n: n, i: i, attr: smp.AttrPortInfo, num: uint8(p), path: n.Path})
+	total := 0
+	for _, n := range nodes {
+		total += nodeReads(n)
+	}
+	first := slices.Grow(e.first[:0], len(nodes))
+	owner := slices.Grow(e.owner[:0], total)
+	for k, n := range nodes {
+		first = append(first, int32(len(owner)))
+		for range nodeReads(n) {
+			owner = append(owner, int32(k))
 		}
 	}
-	for _, r := range again {
-		jobs = append(jobs, nodeRead{n: r.n, i: -1, attr: smp.AttrPortInfo, num: r.num, path: r.path})
-	}
-	e.reads = jobs
-	defer func() { clear(e.reads) }() // (no node kept alive by the reused slice)
-	err := parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(jobs), func(ctx context.Context, i int) error {
-		r := &jobs[i]
-		if r.attr == smp.AttrPortInfo {
+	e.first, e.owner = first, owner
+	err := parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, total+len(again), func(ctx context.Context, i int) error {
+		if i >= total {
+			r := again[i-total]
+			return e.readPort(ctx, r.n, r.num, r.path)
+		}
+		k := owner[i]
+		n := nodes[k]
+		var attr uint16
+		var num uint8
+		switch j := i - int(first[k]); {
+		case j == 0:
+			attr = smp.AttrNodeDescription
+		case !n.IsSwitch():
+			attr, num = smp.AttrPortInfo, e.entry[n.Index]
+		case j == 1:
+			attr = smp.AttrSwitchInfo
+		default:
+			attr, num = smp.AttrPortInfo, uint8(j-2)
+		}
+		if attr == smp.AttrPortInfo {
 			// (a switch's external port waits for port 0 to know
 			// whether to read its ExtendedPortInfo: below)
-			ext := r.n.IsSwitch() && r.num != 0
-			err := e.readPortInfo(ctx, r.n, r.num, r.path, !ext)
+			ext := n.IsSwitch() && num != 0
+			err := e.readPortInfo(ctx, n, num, n.Path, !ext)
 			if err == nil && ext && then != nil {
-				err = then(ctx, r.i, r.n, r.num)
+				err = then(ctx, int(k), n, num)
 			}
 			return err
 		}
 		var buf [smp.DataSize]byte
-		err := e.q.Get(ctx, r.path, r.attr, 0, buf[:])
+		err := e.q.Get(ctx, n.Path, attr, 0, buf[:])
 		if err != nil {
 			return err
 		}
-		if r.attr == smp.AttrNodeDescription {
-			_ = r.n.Desc.UnmarshalBinary(buf[:])
+		if attr == smp.AttrNodeDescription {
+			_ = n.Desc.UnmarshalBinary(buf[:])
 		} else {
-			_ = r.n.SetSwitchInfo(buf[:])
+			_ = n.SetSwitchInfo(buf[:])
 		}
 		return nil
 	})
 	if err != nil || e.cfg.NoMlnxEPI {
 		return err
 	}
-	jobs = jobs[:0]
+	var epi []*model.PhysPort
 	for _, n := range nodes {
 		if !n.IsSwitch() {
 			continue
 		}
 		for p := 1; p <= n.NumPorts(); p++ {
 			if pp := n.Port(p); pp != nil && pp.HasInfo && wantsMlnxEPI(pp) {
-				jobs = append(jobs, nodeRead{n: n, attr: smp.AttrMlnxExtPortInfo, num: uint8(p), path: n.Path})
+				epi = append(epi, pp)
 			}
 		}
 	}
-	e.reads = jobs
-	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(jobs), func(ctx context.Context, i int) error {
-		r := &jobs[i]
+	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(epi), func(ctx context.Context, i int) error {
+		pp := epi[i]
 		var buf [smp.DataSize]byte
-		err := e.q.Get(ctx, r.path, r.attr, uint32(r.num), buf[:])
+		err := e.q.Get(ctx, pp.Node.Path, smp.AttrMlnxExtPortInfo, uint32(pp.Num), buf[:])
 		if err == nil {
-			r.n.Port(int(r.num)).SetExtInfo(buf[:])
+			pp.SetExtInfo(buf[:])
 		}
 		return err
 	})
+}
+
+// nodeReads is the number of SMPs readQueued sends to read n.
+func nodeReads(n *model.Node) int {
+	if n.IsSwitch() {
+		return 2 + n.NumPorts() + 1 // NodeDescription, SwitchInfo, PortInfo 0..NumPorts
+	}
+	return 2 // NodeDescription, the entry port's PortInfo
 }
 
 // readByLID reads what read does for a new node, the PortInfo that gives

@@ -418,6 +418,9 @@ func (e *engine) run(ctx context.Context) error {
 			err = e.read(ctx, cur, again)
 		}
 		if err != nil {
+			if fused {
+				e.accept(ctx, e.chunk) // take what answered, also when stopping
+			}
 			return err
 		}
 		e.checkLinks(cur, again)

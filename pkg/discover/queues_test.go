@@ -225,11 +225,13 @@ func TestQueuesProbesWhileReading(t *testing.T) {
 }
 
 // holdOne holds the PortInfo of port 8 of the node at DR path 0,1 until
-// release, and reports every NodeInfo probe through that node.
+// release, and reports every NodeInfo probe through that node (when it
+// is sent, or with after once it was answered).
 type holdOne struct {
 	transport.Transport
 	release chan struct{}
 	probes  chan struct{}
+	after   bool
 }
 
 func (h *holdOne) Limits() transport.Limits { return transport.Limits{Queues: true} }
@@ -240,6 +242,13 @@ func (h *holdOne) Exchange(ctx context.Context, dlid uint16, req, resp []byte) e
 	case hops == 1 && path[1] == 1 && attr == smp.AttrPortInfo && mod == 8:
 		<-h.release
 	case hops == 2 && path[1] == 1 && attr == smp.AttrNodeInfo:
+		if h.after {
+			err := h.Transport.Exchange(ctx, dlid, req, resp)
+			if err == nil {
+				h.probes <- struct{}{}
+			}
+			return err
+		}
 		h.probes <- struct{}{}
 	}
 	return h.Transport.Exchange(ctx, dlid, req, resp)
@@ -262,5 +271,49 @@ func TestQueuesFixedWindow(t *testing.T) {
 		if got, got2 := e.readWin.Size(), e.probeWin.Size(); got != c.want || got2 != c.want {
 			t.Errorf("%+v, FixedWindow %v: windows %d and %d, want %d", c.lim, c.fixed, got, got2, c.want)
 		}
+	}
+}
+
+// An interrupted queued phase keeps what answered, as the probe phase
+// of the other transports does: the leaf's six probes that answered
+// before the stop bring six nodes.
+func TestQueuesInterruptKeepsProbes(t *testing.T) {
+	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	h := &holdOne{Transport: tr, release: make(chan struct{}), probes: make(chan struct{}, 64), after: true}
+	var once sync.Once
+	defer once.Do(func() { close(h.release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan *Result, 1)
+	go func() {
+		res, _ := Discover(ctx, h, Config{Outstanding: 64, FixedWindow: true, FixedTimeout: true, Timeout: time.Minute})
+		done <- res
+	}()
+	for n := 0; n < 6; n++ {
+		select {
+		case <-h.probes:
+		case <-time.After(time.Minute): // (a generous bound: they come at once)
+			t.Fatalf("%d probes through the leaf answered, want 6", n)
+		}
+	}
+	cancel()
+	once.Do(func() { close(h.release) })
+	res := <-done
+	if res == nil || !res.Interrupted {
+		t.Fatalf("not interrupted: %+v", res)
+	}
+	// the host, the leaf and the six nodes its probes reached (and the
+	// node behind port 8 when its PortInfo, released as the stop spreads,
+	// still went out)
+	if got := len(res.Fabric.Nodes); got < 8 {
+		t.Errorf("%d nodes after the stop, want at least 8", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
 )
 
 // TestWindowAdapts: the window starts small, grows while round trips stay
@@ -21,7 +23,7 @@ func TestWindowAdapts(t *testing.T) {
 		if err := w.acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
-		w.release(time.Now(), rtt, false)
+		w.release(mono(), rtt, false)
 	}
 	for i := 0; i < 200; i++ {
 		answer(100 * time.Microsecond)
@@ -30,7 +32,7 @@ func TestWindowAdapts(t *testing.T) {
 		t.Fatalf("after 200 flat answers: %d, want the bound 32", got)
 	}
 	// a loss halves it; losses of SMPs sent before that cut do not cut again
-	before := time.Now().Add(-time.Second) // sent before the cut below
+	before := mono() - int64(time.Second) // sent before the cut below
 	if err := w.acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestWindowAdapts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.release(time.Now(), 0, true)
+	f.release(mono(), 0, true)
 	if got := f.Size(); got != 8 {
 		t.Errorf("fixed window after a loss: %d, want 8", got)
 	}
@@ -86,7 +88,7 @@ func TestWorkerCtx(t *testing.T) {
 	if _, ok := c.Deadline(); ok {
 		t.Error("idle worker context has a deadline")
 	}
-	c.arm(time.Now(), time.Millisecond)
+	c.arm(mono(), time.Millisecond)
 	if _, ok := c.Deadline(); !ok {
 		t.Error("armed worker context has no deadline")
 	}
@@ -100,7 +102,7 @@ func TestWorkerCtx(t *testing.T) {
 	if c.Err() != nil {
 		t.Errorf("after disarm: %v", c.Err())
 	}
-	c.arm(time.Now(), time.Hour)
+	c.arm(mono(), time.Hour)
 	ran := make(chan struct{})
 	stop := context.AfterFunc(c, func() { close(ran) })
 	defer stop()
@@ -113,8 +115,35 @@ func TestWorkerCtx(t *testing.T) {
 	if !errors.Is(c.Err(), context.Canceled) {
 		t.Errorf("after the parent's cancel: %v", c.Err())
 	}
-	c.arm(time.Now(), time.Hour)
+	c.arm(mono(), time.Hour)
 	if c.disarm(); !errors.Is(c.Err(), context.Canceled) {
 		t.Errorf("cancelled context came back: %v", c.Err())
+	}
+}
+
+// TestWorkerCtxErrWithDone: whoever sees Done closed sees Err set (a
+// transport that returns ctx.Err() when Done closes must not return nil),
+// and the Querier's reused MAD wrapper is the worker's until release.
+func TestWorkerCtxErrWithDone(t *testing.T) {
+	c := newWorkerCtx(context.Background())
+	defer c.release()
+	for i := 0; i < 2000; i++ {
+		c.arm(mono(), time.Nanosecond)
+		<-c.Done()
+		if c.Err() == nil {
+			t.Fatalf("attempt %d: Done closed with Err nil", i)
+		}
+		if !c.disarm() {
+			t.Fatalf("attempt %d: disarm did not report the expiry", i)
+		}
+	}
+	var pool model.MADPool
+	w := c.mad(&pool)
+	if c.mad(&pool) != w || pool.Outstanding() != 1 {
+		t.Fatalf("the worker's wrapper changed (outstanding %d)", pool.Outstanding())
+	}
+	c.release()
+	if pool.Outstanding() != 0 {
+		t.Errorf("after release: %d wrappers outstanding", pool.Outstanding())
 	}
 }

@@ -2,8 +2,12 @@ package discover
 
 import (
 	"context"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
 )
 
 // workerCtx is the context a Parallel worker hands to its jobs: its
@@ -11,18 +15,31 @@ import (
 // for one SMP attempt at a time with the worker's one reusable timer.
 // Unlike a context.WithTimeout per attempt it allocates nothing while
 // attempts end in time (a new Done channel only after one expired).
+// Err, Done and Deadline read atomics: the transport asks them on every
+// SMP, and the attempt's own worker is the only one that arms it.
 type workerCtx struct {
 	parent context.Context
+	dl     atomic.Int64               // the armed attempt's deadline (mono); unarmed: none armed
+	st     atomic.Pointer[workerDone] // Done's channel and Err, replaced (never changed) under mu
+	timed  bool                       // the armed attempt's timer runs (only the worker touches it)
 	mu     sync.Mutex
-	armed  bool
-	timed  bool // the armed attempt's timer runs
-	dl     time.Time
-	done   chan struct{} // closed when the armed deadline passes or the parent ends
-	err    error
 	ended  bool // the parent ended: done stays closed
 	timer  *time.Timer
 	stop   func() bool
 	funcs  []*afterFunc
+	// w is the worker's MAD wrapper, from pool (see mad).
+	w    *model.MADWrapper
+	pool *model.MADPool
+}
+
+// unarmed is workerCtx.dl when no attempt is armed (mono may be
+// negative: in a synctest bubble its clock starts in 2000).
+const unarmed = math.MinInt64
+
+// workerDone is a workerCtx's Done channel with its Err (nil while open).
+type workerDone struct {
+	done chan struct{}
+	err  error
 }
 
 type afterFunc struct {
@@ -31,42 +48,53 @@ type afterFunc struct {
 }
 
 func newWorkerCtx(parent context.Context) *workerCtx {
-	c := &workerCtx{parent: parent, done: make(chan struct{})}
+	c := &workerCtx{parent: parent}
+	c.dl.Store(unarmed)
+	c.st.Store(&workerDone{done: make(chan struct{})})
 	c.timer = time.AfterFunc(time.Hour, c.expire)
 	c.timer.Stop()
 	c.stop = context.AfterFunc(parent, c.cancel)
 	return c
 }
 
-// release stops the worker's timer and parent watch.
+// release stops the worker's timer and parent watch, and gives its MAD
+// wrapper back.
 func (c *workerCtx) release() {
 	c.timer.Stop()
 	c.stop()
+	if c.w != nil {
+		c.pool.Put(c.w)
+		c.w, c.pool = nil, nil
+	}
+}
+
+// mad returns the worker's MAD wrapper from pool: one for all the SMPs
+// the worker sends one after another, instead of a Get and Put (and a
+// wrapper zeroed) per SMP.
+func (c *workerCtx) mad(pool *model.MADPool) *model.MADWrapper {
+	if c.pool != pool {
+		if c.w != nil {
+			c.pool.Put(c.w)
+		}
+		c.w, c.pool = pool.Get(), pool
+	}
+	return c.w
 }
 
 func (c *workerCtx) Deadline() (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.armed {
-		if pd, ok := c.parent.Deadline(); ok && pd.Before(c.dl) {
+	pd, ok := c.parent.Deadline()
+	if dl := c.dl.Load(); dl != unarmed {
+		if dl += epochNano; ok && pd.UnixNano() < dl {
 			return pd, true
 		}
-		return c.dl, true
+		return time.Unix(0, dl), true
 	}
-	return c.parent.Deadline()
+	return pd, ok
 }
 
-func (c *workerCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.done
-}
+func (c *workerCtx) Done() <-chan struct{} { return c.st.Load().done }
 
-func (c *workerCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
+func (c *workerCtx) Err() error { return c.st.Load().err }
 
 func (c *workerCtx) Value(key any) any { return c.parent.Value(key) }
 
@@ -76,7 +104,7 @@ func (c *workerCtx) Value(key any) any { return c.parent.Value(key) }
 func (c *workerCtx) AfterFunc(f func()) func() bool {
 	a := &afterFunc{fn: f}
 	c.mu.Lock()
-	if c.err != nil {
+	if c.st.Load().err != nil {
 		a.ran = true
 		c.mu.Unlock()
 		go f()
@@ -103,8 +131,9 @@ func (c *workerCtx) AfterFunc(f func()) func() bool {
 
 // closeLocked closes done with err and runs the registered funcs (under mu).
 func (c *workerCtx) closeLocked(err error) {
-	c.err = err
-	close(c.done)
+	st := c.st.Load()
+	c.st.Store(&workerDone{done: st.done, err: err}) // (Err is set when Done closes)
+	close(st.done)
 	for _, a := range c.funcs {
 		if !a.ran {
 			a.ran = true
@@ -114,33 +143,37 @@ func (c *workerCtx) closeLocked(err error) {
 	c.funcs = c.funcs[:0]
 }
 
-// arm starts an attempt, begun at now, that must end within d.
-func (c *workerCtx) arm(now time.Time, d time.Duration) { c.start(now, d, true) }
+// arm starts an attempt, begun at now (mono), that must end within d.
+func (c *workerCtx) arm(now int64, d time.Duration) { c.start(now, d, true) }
 
 // armUntimed is arm without the timer: Done does not close at the
 // deadline, for a transport that enforces Deadline() itself
 // (transport.Limits.Deadline).
-func (c *workerCtx) armUntimed(now time.Time, d time.Duration) { c.start(now, d, false) }
+func (c *workerCtx) armUntimed(now int64, d time.Duration) { c.start(now, d, false) }
 
-func (c *workerCtx) start(now time.Time, d time.Duration, timed bool) {
-	c.mu.Lock()
-	c.armed, c.dl, c.timed = true, now.Add(d), timed
-	c.mu.Unlock()
+func (c *workerCtx) start(now int64, d time.Duration, timed bool) {
+	c.timed = timed
+	c.dl.Store(max(now+int64(d), unarmed+1))
 	if timed {
 		c.timer.Reset(d)
 	}
 }
 
 // disarm ends the attempt; it reports whether its deadline had passed.
+// Only a timed attempt expires (an untimed one leaves its deadline to the
+// transport), so an untimed one is disarmed without locking.
 func (c *workerCtx) disarm() (expired bool) {
-	if c.timed { // (only the worker itself writes timed)
-		c.timer.Stop()
+	if !c.timed {
+		c.dl.Store(unarmed)
+		return false
 	}
+	c.timed = false
+	c.timer.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.armed, c.timed = false, false
-	if c.err == context.DeadlineExceeded && !c.ended {
-		c.err, c.done = nil, make(chan struct{})
+	c.dl.Store(unarmed)
+	if st := c.st.Load(); st.err == context.DeadlineExceeded && !c.ended {
+		c.st.Store(&workerDone{done: make(chan struct{})})
 		return true
 	}
 	return false
@@ -149,7 +182,7 @@ func (c *workerCtx) disarm() (expired bool) {
 func (c *workerCtx) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.armed && c.err == nil && !time.Now().Before(c.dl) {
+	if dl := c.dl.Load(); dl != unarmed && c.st.Load().err == nil && mono() >= dl {
 		c.closeLocked(context.DeadlineExceeded)
 	}
 }
@@ -158,9 +191,9 @@ func (c *workerCtx) cancel() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ended = true
-	if c.err == nil {
+	if st := c.st.Load(); st.err == nil {
 		c.closeLocked(c.parent.Err())
 	} else {
-		c.err = c.parent.Err()
+		c.st.Store(&workerDone{done: st.done, err: c.parent.Err()})
 	}
 }

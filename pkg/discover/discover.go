@@ -19,7 +19,12 @@
 // parents (reached from the same node, or by the same port number) by the
 // same port number are not sent at once (sibling switches of a fat tree
 // reach one node by the same port number), unless the level's answers
-// show that such probes reach single-port nodes (see sharing).
+// show that such probes reach single-port nodes (see sharing). These
+// rules are for real SMAs, which serve one SMP at a time with a VL15
+// buffer of one packet. A transport whose peer queues every SMP
+// (transport.Limits.Queues: ibsim) is sent a node's reads at once, as
+// libibnetdisc sends them, and sibling probes together; the result is
+// the same.
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
@@ -32,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +78,8 @@ type Config struct {
 	StartOnly bool
 	// Outstanding is the most SMPs on the wire at once (default 64): a
 	// hard upper bound. Below it the window adapts to the fabric (see
-	// Window) unless FixedWindow is set.
+	// Window) unless FixedWindow is set or the transport's peer queues
+	// (transport.Limits.Queues: nothing is lost there to adapt to).
 	Outstanding int
 	// FixedWindow keeps Outstanding SMPs on the wire whenever there is
 	// work for them, as ibnetdiscover's -o does.
@@ -303,6 +310,13 @@ type engine struct {
 	gang *gang
 
 	noLID atomic.Bool // a LID-routed read failed: directed routes only
+	// queues: the transport's peer answers every SMP however many one
+	// node has at once (transport.Limits.Queues): a node's reads are sent
+	// together and sibling probes are not kept apart.
+	queues bool
+	// first, owner and slots number readQueued's and readAndProbe's
+	// jobs (reused from level to level)
+	first, owner, slots []int32
 
 	mu       sync.Mutex // guards problems
 	problems []Problem
@@ -347,9 +361,15 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	case cfg.MaxHops <= 0:
 		cfg.MaxHops = -1
 	}
+	lim := transport.LimitsOf(tr)
+	// A peer that queues loses nothing to a full window, and a queue
+	// building there costs no more than SMPs waiting here: the window
+	// need not adapt.
+	fixed := cfg.FixedWindow || lim.Queues
 	return &engine{
-		probeWin: NewWindow(cfg.Outstanding, cfg.FixedWindow),
-		readWin:  NewWindow(cfg.Outstanding, cfg.FixedWindow),
+		queues:   lim.Queues,
+		probeWin: NewWindow(cfg.Outstanding, fixed),
+		readWin:  NewWindow(cfg.Outstanding, fixed),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
 			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
@@ -389,7 +409,18 @@ func (e *engine) run(ctx context.Context) error {
 	start.ok = true
 	cur, again := e.accept(ctx, []*probe{start})
 	for d := 0; len(cur) > 0 || len(again) > 0; d++ {
-		if err := e.read(ctx, cur, again); err != nil {
+		next := e.cfg.MaxHops < 0 || d < e.cfg.MaxHops // the next level is wanted
+		fused := next && !e.full && e.fusable(cur)
+		var err error
+		if fused {
+			err = e.readAndProbe(ctx, cur, again)
+		} else {
+			err = e.read(ctx, cur, again)
+		}
+		if err != nil {
+			if fused {
+				e.accept(ctx, e.chunk) // take what answered, also when stopping
+			}
 			return err
 		}
 		e.checkLinks(cur, again)
@@ -397,8 +428,13 @@ func (e *engine) run(ctx context.Context) error {
 		if e.full {
 			return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
 		}
-		if e.cfg.MaxHops >= 0 && d >= e.cfg.MaxHops {
+		if !next {
 			break
+		}
+		if fused {
+			// (past MaxNodes, the nodes taken are read in the next turn)
+			cur, again = e.accept(ctx, e.chunk)
+			continue
 		}
 		// Probe the next level in chunks of a fixed size (the same
 		// whatever the window, so the result does not depend on it):
@@ -413,23 +449,34 @@ func (e *engine) run(ctx context.Context) error {
 				break
 			}
 			e.phase(e.probeWin)
-			err := parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
-				if p := probes[i]; p.parent != nil && p.remotePort == 0 {
-					return sh.keys(p.parent)
-				}
-				return -1, -1
-			}, func(i int) bool {
-				p := probes[i]
-				return sh.released(e.entry[p.parent.Node.Index], p.parent.Num)
-			}, func(ctx context.Context, i int) error {
-				p := probes[i]
-				err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
-				p.ok = err == nil
-				if p.ok && p.parent != nil && p.remotePort == 0 {
-					sh.note(e.entry[p.parent.Node.Index], p.parent.Num, p.info[:])
-				}
-				return err
-			})
+			var err error
+			if e.queues {
+				// nothing to keep apart: the probes in order
+				err = parallel(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
+					p := probes[i]
+					err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+					p.ok = err == nil
+					return err
+				})
+			} else {
+				err = parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
+					if p := probes[i]; p.parent != nil && p.remotePort == 0 {
+						return sh.keys(p.parent)
+					}
+					return -1, -1
+				}, func(i int) bool {
+					p := probes[i]
+					return sh.released(e.entry[p.parent.Node.Index], p.parent.Num)
+				}, func(ctx context.Context, i int) error {
+					p := probes[i]
+					err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+					p.ok = err == nil
+					if p.ok && p.parent != nil && p.remotePort == 0 {
+						sh.note(e.entry[p.parent.Node.Index], p.parent.Num, p.info[:])
+					}
+					return err
+				})
+			}
 			// take what answered, also when stopping
 			fresh, revisit := e.accept(ctx, probes)
 			cur, again = append(cur, fresh...), append(again, revisit...)
@@ -447,10 +494,15 @@ func (e *engine) run(ctx context.Context) error {
 	return nil
 }
 
-// phase makes w the window of the SMPs that follow.
+// phase makes w the window of the SMPs that follow. A fixed window
+// bounds nothing that the phase's workers, at most its size, do not
+// already bound: the Querier then takes no token per SMP.
 func (e *engine) phase(w *Window) {
 	w.NewPhase()
 	e.q.Window = w
+	if w.fixed {
+		e.q.Window = nil
+	}
 }
 
 // probeChunk is the number of NodeInfo probes sent and taken in at once.
@@ -461,6 +513,9 @@ const probeChunk = 1024
 // CA or router; and PortInfo of the ports of known CAs reached again.
 func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead) error {
 	e.phase(e.readWin)
+	if e.queues && !e.cfg.LIDReads {
+		return e.readQueued(ctx, nodes, again, nil)
+	}
 	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(nodes)+len(again), func(ctx context.Context, i int) error {
 		if i >= len(nodes) {
 			r := again[i-len(nodes)]
@@ -494,6 +549,177 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 		}
 		return nil
 	})
+}
+
+// fusable reports whether a level's reads and the probes of the next
+// level may be one phase (readAndProbe): the peer queues, the nodes
+// are read by directed route, the next level's probes fit in one chunk
+// (counting every port of every switch) and none would pass the 63-hop
+// limit, and the start node, a CA or router whose probe may go back a
+// hop, is not among them.
+func (e *engine) fusable(nodes []*model.Node) bool {
+	if !e.queues || e.cfg.LIDReads {
+		return false
+	}
+	ports := 0
+	for _, n := range nodes {
+		if n == e.fab.From && !n.IsSwitch() || n.Path.Len() >= smp.MaxHops {
+			return false
+		}
+		if n.IsSwitch() {
+			ports += n.NumPorts()
+		}
+	}
+	return ports <= probeChunk
+}
+
+// readAndProbe is read followed by the probes of the next level, as one
+// phase (see fusable): a switch port's NodeInfo probe follows its
+// PortInfo in the same job when the port is one candidates would probe
+// (LinkUp and not linked: no link changes while a level is read), so the
+// window stays full across what would be the end of a phase, and no
+// SMP waits for the slowest of the level's reads. The probes are left in
+// e.chunk in canonical order (the order candidates gives), for accept.
+func (e *engine) readAndProbe(ctx context.Context, nodes []*model.Node, again []portRead) error {
+	if len(e.slab) < probeChunk {
+		e.slab, e.chunk = make([]probe, probeChunk), make([]*probe, 0, probeChunk)
+	}
+	// slot[n]+p-1 is the probe through port p of switch n
+	slots := slices.Grow(e.slots[:0], len(nodes))
+	next := 0
+	for _, n := range nodes {
+		slots = append(slots, int32(next))
+		if n.IsSwitch() {
+			next += n.NumPorts()
+		}
+	}
+	e.slots = slots
+	clear(e.slab[:next])
+	e.phase(e.readWin)
+	err := e.readQueued(ctx, nodes, again, func(ctx context.Context, i int, n *model.Node, num uint8) error {
+		pp := n.Port(int(num))
+		if pp == nil || !pp.HasInfo || pp.Remote != nil || pp.Info.PortPhysicalState != smp.PhysLinkUp {
+			return nil
+		}
+		path, _ := n.Path.Extend(num) // (fusable: not past 63 hops)
+		p := &e.slab[int(slots[i])+int(num)-1]
+		*p = probe{parent: pp, path: path}
+		err := e.q.Get(ctx, path, smp.AttrNodeInfo, 0, p.info[:])
+		p.ok = err == nil
+		return err
+	})
+	e.chunk = e.chunk[:0]
+	for i := range e.slab[:next] {
+		if p := &e.slab[i]; p.parent != nil {
+			e.chunk = append(e.chunk, p)
+		}
+	}
+	return err
+}
+
+// readQueued is read for a transport whose peer queues (Limits.Queues):
+// every SMP of a node is a job of its own, so a switch's reads go out
+// together, up to the window, instead of one round trip after another.
+// It reads the same attributes as read: first every NodeDescription,
+// SwitchInfo and PortInfo (with the Mellanox ExtendedPortInfo that
+// follows a CA's or a switch port 0's), then the ExtendedPortInfo of the
+// switches' external ports, which depends on port 0's capability mask.
+// When then is set, it is called after each PortInfo of a switch's
+// external port that answered, in the same job, with the index of the
+// node in nodes.
+//
+// A job is found from its number alone: nodes[owner[i]] is the node of
+// job i, and i - first[owner[i]] which of its reads it is
+// (NodeDescription, then a CA's PortInfo, or a switch's SwitchInfo and
+// PortInfo of ports 0 to NumPorts); the jobs after the nodes' are the
+// ports of again. (Four bytes per job and per node, where a job
+// holding its DR path would take a hundred.)
+func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []portRead, then func(ctx context.Context, i int, n *model.Node, num uint8) error) error {
+	total := 0
+	for _, n := range nodes {
+		total += nodeReads(n)
+	}
+	first := slices.Grow(e.first[:0], len(nodes))
+	owner := slices.Grow(e.owner[:0], total)
+	for k, n := range nodes {
+		first = append(first, int32(len(owner)))
+		for range nodeReads(n) {
+			owner = append(owner, int32(k))
+		}
+	}
+	e.first, e.owner = first, owner
+	err := parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, total+len(again), func(ctx context.Context, i int) error {
+		if i >= total {
+			r := again[i-total]
+			return e.readPort(ctx, r.n, r.num, r.path)
+		}
+		k := owner[i]
+		n := nodes[k]
+		var attr uint16
+		var num uint8
+		switch j := i - int(first[k]); {
+		case j == 0:
+			attr = smp.AttrNodeDescription
+		case !n.IsSwitch():
+			attr, num = smp.AttrPortInfo, e.entry[n.Index]
+		case j == 1:
+			attr = smp.AttrSwitchInfo
+		default:
+			attr, num = smp.AttrPortInfo, uint8(j-2)
+		}
+		if attr == smp.AttrPortInfo {
+			// (a switch's external port waits for port 0 to know
+			// whether to read its ExtendedPortInfo: below)
+			ext := n.IsSwitch() && num != 0
+			err := e.readPortInfo(ctx, n, num, n.Path, !ext)
+			if err == nil && ext && then != nil {
+				err = then(ctx, int(k), n, num)
+			}
+			return err
+		}
+		var buf [smp.DataSize]byte
+		err := e.q.Get(ctx, n.Path, attr, 0, buf[:])
+		if err != nil {
+			return err
+		}
+		if attr == smp.AttrNodeDescription {
+			_ = n.Desc.UnmarshalBinary(buf[:])
+		} else {
+			_ = n.SetSwitchInfo(buf[:])
+		}
+		return nil
+	})
+	if err != nil || e.cfg.NoMlnxEPI {
+		return err
+	}
+	var epi []*model.PhysPort
+	for _, n := range nodes {
+		if !n.IsSwitch() {
+			continue
+		}
+		for p := 1; p <= n.NumPorts(); p++ {
+			if pp := n.Port(p); pp != nil && pp.HasInfo && wantsMlnxEPI(pp) {
+				epi = append(epi, pp)
+			}
+		}
+	}
+	return parallel(ctx, e.gang, e.readWin, e.cfg.Outstanding, len(epi), func(ctx context.Context, i int) error {
+		pp := epi[i]
+		var buf [smp.DataSize]byte
+		err := e.q.Get(ctx, pp.Node.Path, smp.AttrMlnxExtPortInfo, uint32(pp.Num), buf[:])
+		if err == nil {
+			pp.SetExtInfo(buf[:])
+		}
+		return err
+	})
+}
+
+// nodeReads is the number of SMPs readQueued sends to read n.
+func nodeReads(n *model.Node) int {
+	if n.IsSwitch() {
+		return 2 + n.NumPorts() + 1 // NodeDescription, SwitchInfo, PortInfo 0..NumPorts
+	}
+	return 2 // NodeDescription, the entry port's PortInfo
 }
 
 // readByLID reads what read does for a new node, the PortInfo that gives
@@ -569,6 +795,11 @@ func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
 // without PortInfo, when a NodeInfo answered through it): a failed
 // PortInfo leaves no port behind.
 func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path smp.DRPath) error {
+	return e.readPortInfo(ctx, n, num, path, true)
+}
+
+// readPortInfo is readPort, without the ExtendedPortInfo unless epi.
+func (e *engine) readPortInfo(ctx context.Context, n *model.Node, num uint8, path smp.DRPath, epi bool) error {
 	if num > n.Info.NumPorts {
 		return nil
 	}
@@ -580,7 +811,7 @@ func (e *engine) readPort(ctx context.Context, n *model.Node, num uint8, path sm
 	if err := pp.SetInfo(buf[:]); err != nil {
 		return err
 	}
-	if !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
+	if epi && !e.cfg.NoMlnxEPI && wantsMlnxEPI(pp) {
 		if err := e.q.Get(ctx, path, smp.AttrMlnxExtPortInfo, uint32(num), buf[:]); err == nil {
 			pp.SetExtInfo(buf[:])
 		} else if IsStop(err) {

@@ -43,7 +43,7 @@ type Querier struct {
 	limOnce sync.Once
 	lim     transport.Limits
 
-	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
+	lastOK  atomic.Int64 // when the latest answer came (mono)
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
 	rttvar  atomic.Int64 // round-trip variation, ns
 	smps    atomic.Int64
@@ -125,9 +125,15 @@ func (q *Querier) Get(ctx context.Context, path smp.DRPath, attr uint16, mod uin
 // marshalled in place) and waits for its answer, with retries.
 func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPath, attr uint16, mod uint32, out []byte) error {
 	pool := q.madPool()
-	w := pool.Get()
-	defer pool.Put(w)
-	w.DLID, w.Path, w.Attr, w.AttrMod = dlid, path, attr, mod
+	wc, _ := ctx.(*workerCtx)
+	var w *model.MADWrapper
+	if wc != nil {
+		w = wc.mad(pool) // the worker's own, for all its SMPs
+	} else {
+		w = pool.Get()
+		defer pool.Put(w)
+	}
+	w.DLID, w.Path, w.Attr, w.AttrMod, w.Retries = dlid, path, attr, mod, 0
 	var err error
 	if m == nil {
 		err = smp.MarshalGet(w.Buf[:], path, attr, mod, q.MKey)
@@ -145,7 +151,6 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	// Short first attempts (a timeout estimated from the round trips,
 	// doubled on each loss) do not use up retries: after them the SMP
 	// still gets Retries+1 attempts of the full Timeout.
-	wc, _ := ctx.(*workerCtx)
 	short := 0
 	if !q.FixedTimeout {
 		short = maxShort
@@ -178,13 +183,13 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		if q.Sent != nil {
 			q.Sent()
 		}
-		w.Sent = time.Now()
+		sent := mono()
 		var expired bool
 		if wc != nil {
 			if q.limits().Deadline {
-				wc.armUntimed(w.Sent, wait)
+				wc.armUntimed(sent, wait)
 			} else {
-				wc.arm(w.Sent, wait)
+				wc.arm(sent, wait)
 			}
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
 			expired = wc.disarm()
@@ -194,10 +199,10 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			expired = actx.Err() != nil && ctx.Err() == nil
 			cancel()
 		}
-		end := time.Now()
-		rtt := end.Sub(w.Sent)
+		end := mono()
+		rtt := time.Duration(end - sent)
 		if err == nil {
-			q.lastOK.Store(end.UnixNano())
+			q.lastOK.Store(end)
 		}
 		if q.Window != nil {
 			// A timeout with no answer at all since the SMP was sent is a
@@ -205,8 +210,8 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			// way: other SMPs in flight would have come back. It does not
 			// shrink the window.
 			lost := err != nil && (expired || errors.Is(err, transport.ErrTimeout)) &&
-				q.lastOK.Load() >= w.Sent.UnixNano()
-			q.Window.release(w.Sent, rtt, lost)
+				q.lastOK.Load() >= sent
+			q.Window.release(sent, rtt, lost)
 		}
 		if err == nil {
 			q.sample(rtt)
@@ -244,6 +249,19 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	copy(out, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
 	return nil
 }
+
+// epoch is the origin of mono's clock; epochNano its UnixNano.
+var (
+	epoch     = time.Now()
+	epochNano = epoch.UnixNano()
+)
+
+// mono is the time in nanoseconds since epoch, on the monotonic clock
+// (one reading, where time.Now takes a wall and a monotonic one: the
+// engine stamps every SMP twice), or inside a synctest bubble on the
+// bubble's clock (time.Since reads it there). epochNano+mono() is the
+// time as UnixNano.
+func mono() int64 { return int64(time.Since(epoch)) }
 
 // Bounds of the short attempts' retransmission timeout.
 const (

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,7 @@ type Window struct {
 	tokens   int // tokens in circulation (the current limit)
 	debt     int // tokens to withdraw as they come back
 	minRTT   time.Duration
-	cut      time.Time // when the window was last halved
+	cut      int64 // when the window was last halved (mono)
 	peak     int
 	losses   int64
 	size     atomic.Int32 // tokens - debt, for readers without mu
@@ -51,7 +52,8 @@ func NewWindow(max int, fixed bool) *Window {
 		start = initialWindow
 	}
 	w := &Window{max: max, fixed: fixed, sem: make(chan struct{}, max),
-		cwnd: float64(start), ssthresh: float64(max), tokens: start, peak: start}
+		cwnd: float64(start), ssthresh: float64(max), tokens: start, peak: start,
+		cut: math.MinInt64}
 	for i := 0; i < start; i++ {
 		w.sem <- struct{}{}
 	}
@@ -109,9 +111,9 @@ func (w *Window) acquire(ctx context.Context) error {
 	}
 }
 
-// release gives the room back after an attempt sent at sent: answered
-// after rtt, or lost.
-func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
+// release gives the room back after an attempt sent at sent (mono):
+// answered after rtt, or lost.
+func (w *Window) release(sent int64, rtt time.Duration, lost bool) {
 	w.mu.Lock()
 	if !w.fixed {
 		w.adapt(sent, rtt, lost)
@@ -131,14 +133,14 @@ func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
 
 // adapt updates the window after one attempt (under mu) and puts tokens
 // in or takes them out of circulation to match it.
-func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool) {
+func (w *Window) adapt(sent int64, rtt time.Duration, lost bool) {
 	switch {
 	case lost:
 		w.losses++
-		if sent.Before(w.cut) {
+		if sent < w.cut {
 			break // sent before the last cut: the same loss event
 		}
-		w.cut = time.Now()
+		w.cut = mono()
 		w.cwnd /= 2
 		if w.cwnd < 1 {
 			w.cwnd = 1

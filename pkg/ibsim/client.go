@@ -1423,7 +1423,7 @@ func socketWindow(rc syscall.RawConn, inet bool) int {
 // Limits: the client enforces every Exchange's deadline itself (the
 // janitor), and keeps at most what the sockets hold in flight.
 func (c *Client) Limits() transport.Limits {
-	return transport.Limits{Deadline: true, Window: c.window}
+	return transport.Limits{Deadline: true, Window: c.window, Queues: true}
 }
 
 var _ transport.Transport = (*Client)(nil)

@@ -971,8 +971,34 @@ func TestLimits(t *testing.T) {
 	}
 	defer c.Close()
 	lim := c.Limits()
-	if !lim.Deadline || lim.Window < 64 {
-		t.Errorf("Limits %+v: want Deadline and a window of at least 64", lim)
+	if !lim.Deadline || lim.Window < 64 || !lim.Queues {
+		t.Errorf("Limits %+v: want Deadline, Queues and a window of at least 64", lim)
+	}
+	// Queues: ibsim answers every SMP however many one node has at once
+	// (the node one hop away: its NodeInfo and NodeDescription).
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*lim.Window)
+	for i := 0; i < lim.Window; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			attr := uint16(smp.AttrNodeInfo)
+			if i%2 == 1 {
+				attr = smp.AttrNodeDescription
+			}
+			r, err := get(ctx, c, "0,1", attr, 0)
+			if err == nil && r.AttrID != attr {
+				err = fmt.Errorf("asked attr %#x, answered %#x", attr, r.AttrID)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("%d SMPs to one switch at once: %v", lim.Window, err)
+		}
 	}
 	if got := transport.LimitsOf(transport.ReadOnly(c)); got != lim {
 		t.Errorf("through ReadOnly: %+v", got)

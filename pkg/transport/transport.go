@@ -79,6 +79,13 @@ type Limits struct {
 	// the transport or make the peer drop them; callers take it as an
 	// upper bound below their own.
 	Window int
+	// Queues: the peer queues every MAD it is sent and answers each in
+	// turn, however many are addressed to one node at once (ibsim serves
+	// its socket in order and has no VL15 buffer to overflow). A caller
+	// may then send one node several SMPs at once; a real switch SMA,
+	// whose VL15 buffer holds one packet, drops an SMP that arrives
+	// while it is busy.
+	Queues bool
 }
 
 // Limiter is a Transport that states its Limits.

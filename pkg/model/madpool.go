@@ -30,7 +30,9 @@ type MADWrapper struct {
 	// Attr and AttrMod are the attribute ID and modifier requested.
 	Attr    uint16
 	AttrMod uint32
-	// Sent is when the MAD was last sent; Retries how often it was resent.
+	// Sent is when the MAD was last sent, for a caller that tracks it (the
+	// discovery engine's Querier keeps its own monotonic stamps and
+	// leaves it zero); Retries how often it was resent.
 	Sent    time.Time
 	Retries int
 	// Context is free for the caller (e.g. the node or port being read).

@@ -10,10 +10,17 @@ import (
 // Window limits the SMPs in flight and adapts the limit as TCP's
 // congestion control does: it starts small, grows by one per answer
 // (slow start) and then by one per window of answers while the round
-// trips stay flat (within twice the smallest seen, plus flatSlack) and
-// nothing is lost, stops growing when round trips rise (a queue is
-// building somewhere), and halves on a loss (an SMP that timed out),
-// at most once per window of SMPs. It never exceeds its Max, the hard
+// trips stay flat (within twice the smallest seen, plus flatSlack),
+// stops growing when round trips rise (a queue is building somewhere),
+// and shrinks on a loss (an SMP that timed out), at most once per window
+// of SMPs. It shrinks as DCTCP does, in proportion to the share of SMPs
+// lost: by half of lossShare, a running average of the fraction lost per
+// window of answers that starts at 1 (the first loss halves the window).
+// So losses that come with every window size (two parents probing one
+// node at once, whose one-packet VL15 buffer drops one) cost a little of
+// the window each, and a window that makes a tenth of its SMPs lost
+// shrinks by a twentieth per window, while a congested fabric that loses
+// most of them still halves it. It never exceeds its Max, the hard
 // upper bound (-o). A Window is safe for concurrent use.
 type Window struct {
 	max   int
@@ -26,7 +33,10 @@ type Window struct {
 	tokens   int // tokens in circulation (the current limit)
 	debt     int // tokens to withdraw as they come back
 	minRTT   time.Duration
-	cut      time.Time // when the window was last halved
+	cut      time.Time // when the window was last cut
+	share    float64   // lossShare: running average of the fraction lost per round
+	round    int       // SMPs ended in the current round (a window of them)
+	lost     int       // of which lost
 	peak     int
 	losses   int64
 	size     atomic.Int32 // tokens - debt, for readers without mu
@@ -40,6 +50,10 @@ const flatSlack = 200 * time.Microsecond
 // initialWindow is where an adaptive Window starts.
 const initialWindow = 4
 
+// shareGain is the weight of one round's lost fraction in lossShare
+// (DCTCP's g is 1/16 per round trip; a discovery has fewer rounds).
+const shareGain = 1.0 / 8
+
 // NewWindow returns a Window of at most max SMPs in flight; fixed keeps
 // it at max (no adaptation).
 func NewWindow(max int, fixed bool) *Window {
@@ -51,7 +65,7 @@ func NewWindow(max int, fixed bool) *Window {
 		start = initialWindow
 	}
 	w := &Window{max: max, fixed: fixed, sem: make(chan struct{}, max),
-		cwnd: float64(start), ssthresh: float64(max), tokens: start, peak: start}
+		cwnd: float64(start), ssthresh: float64(max), tokens: start, peak: start, share: 1}
 	for i := 0; i < start; i++ {
 		w.sem <- struct{}{}
 	}
@@ -114,7 +128,8 @@ func (w *Window) acquire(ctx context.Context) error {
 func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
 	w.mu.Lock()
 	if !w.fixed {
-		w.adapt(sent, rtt, lost)
+		// in flight, this SMP included (the free room is in sem)
+		w.adapt(sent, rtt, lost, w.tokens-len(w.sem))
 	}
 	give := true
 	if w.debt > 0 {
@@ -129,9 +144,18 @@ func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
 	}
 }
 
-// adapt updates the window after one attempt (under mu) and puts tokens
-// in or takes them out of circulation to match it.
-func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool) {
+// adapt updates the window after one attempt, ended with inflight SMPs
+// in flight (under mu), and puts tokens in or takes them out of
+// circulation to match it.
+func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool, inflight int) {
+	w.round++
+	if lost {
+		w.lost++
+	}
+	if w.round >= max(1, int(w.cwnd)) {
+		w.share += shareGain * (float64(w.lost)/float64(w.round) - w.share)
+		w.round, w.lost = 0, 0
+	}
 	switch {
 	case lost:
 		w.losses++
@@ -139,7 +163,7 @@ func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool) {
 			break // sent before the last cut: the same loss event
 		}
 		w.cut = time.Now()
-		w.cwnd /= 2
+		w.cwnd *= 1 - w.share/2
 		if w.cwnd < 1 {
 			w.cwnd = 1
 		}
@@ -150,6 +174,13 @@ func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool) {
 		}
 		if rtt > 2*w.minRTT+flatSlack {
 			break // a queue is building: hold
+		}
+		if 2*inflight < int(w.cwnd) {
+			// Less than half the window in use (a phase with fewer SMPs
+			// than the window): flat round trips say nothing of a larger
+			// one, which the next phase would send in one burst. Hold
+			// (TCP's congestion window validation, RFC 7661).
+			break
 		}
 		if w.cwnd < w.ssthresh {
 			w.cwnd++

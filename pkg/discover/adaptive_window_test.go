@@ -3,8 +3,13 @@ package discover
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
 // busyWindow keeps a Window full, as a phase with SMPs enough does: every
@@ -199,4 +204,100 @@ func TestWorkerCtx(t *testing.T) {
 	if c.disarm(); !errors.Is(c.Err(), context.Canceled) {
 		t.Errorf("cancelled context came back: %v", c.Err())
 	}
+}
+
+// TestRTO: a short attempt's wait is tied to what was measured: the
+// round trip (at least 4·srtt, and MinRTO), the longest recent round
+// trip, the SMPs in flight against their usual number, and the lateness
+// of the host; the full timeout until a round trip is known.
+func TestRTO(t *testing.T) {
+	const timeout = time.Second
+	q := &Querier{}
+	if got := q.rto(timeout, 1); got != timeout {
+		t.Errorf("before any round trip: %v, want the timeout", got)
+	}
+	for range 100 {
+		q.sample(100*time.Microsecond, 4)
+	}
+	if got := q.rto(timeout, 4); got != MinRTO {
+		t.Errorf("100µs round trips: %v, want MinRTO %v", got, MinRTO)
+	}
+	// an SMP sent with 25 times the usual number in flight may wait
+	// behind them all
+	if got, want := q.rto(timeout, 100), 2*25*100*time.Microsecond; got < want {
+		t.Errorf("100 in flight, usually 4: %v, want at least %v", got, want)
+	}
+	q.sample(3*time.Millisecond, 4) // one long round trip
+	if got := q.rto(timeout, 4); got < 6*time.Millisecond {
+		t.Errorf("after a 3 ms round trip: %v, want at least twice it", got)
+	}
+	for range 5000 { // the peak is forgotten
+		q.sample(100*time.Microsecond, 4)
+	}
+	if got := q.rto(timeout, 4); got != MinRTO {
+		t.Errorf("after 5000 more 100µs round trips: %v, want MinRTO again", got)
+	}
+	q.noteLate(4 * time.Millisecond)
+	if got := q.rto(timeout, 4); got < 8*time.Millisecond {
+		t.Errorf("after an attempt that came back 4 ms late: %v, want at least 8 ms", got)
+	}
+	for range 100 {
+		q.sample(time.Second, 4)
+	}
+	if got := q.rto(timeout, 4); got != timeout {
+		t.Errorf("1 s round trips: %v, want at most the timeout", got)
+	}
+}
+
+// lossy answers NodeInfo after 100µs except along one path, which never
+// answers; it records how long each attempt along that path was given.
+type lossy struct {
+	dead  byte // the first port of the path that never answers
+	waits []time.Duration
+}
+
+func (l *lossy) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if req[smp.InitPathOff+1] == l.dead {
+		dl, _ := ctx.Deadline()
+		l.waits = append(l.waits, time.Until(dl))
+		<-ctx.Done()
+		return transport.ErrTimeout
+	}
+	time.Sleep(100 * time.Microsecond)
+	copy(resp, req[:256])
+	resp[3] |= smp.MethodResponseFlag
+	return nil
+}
+
+func (l *lossy) Close() error { return nil }
+
+// TestShortAttemptsBackOff: an SMP that is not answered is resent after
+// a wait tied to the round trip, doubled each time until it would reach
+// half the full timeout; then it gets the full timeout, Retries+1 times
+// (virtual clock).
+func TestShortAttemptsBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &lossy{dead: 2}
+		q := &Querier{Transport: tr, Timeout: 100 * time.Millisecond, Retries: 1}
+		ctx := context.Background()
+		var buf [smp.DataSize]byte
+		one, _ := smp.DRPath{}.Extend(1)
+		for range 10 { // learn the round trip: 100µs
+			if err := q.Get(ctx, one, smp.AttrNodeInfo, 0, buf[:]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dead, _ := smp.DRPath{}.Extend(2)
+		if err := q.Get(ctx, dead, smp.AttrNodeInfo, 0, buf[:]); !errors.Is(err, transport.ErrTimeout) {
+			t.Fatalf("dead path: %v, want a timeout", err)
+		}
+		ms := time.Millisecond
+		want := []time.Duration{ms, 2 * ms, 4 * ms, 8 * ms, 16 * ms, 32 * ms, 100 * ms, 100 * ms}
+		if !slices.Equal(tr.waits, want) {
+			t.Errorf("waits %v, want %v", tr.waits, want)
+		}
+		if got := q.RetryCount(); got != int64(len(want)-1) {
+			t.Errorf("%d retries, want %d", got, len(want)-1)
+		}
+	})
 }

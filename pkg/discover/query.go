@@ -33,11 +33,11 @@ type Querier struct {
 	Window *Window
 	// FixedTimeout makes every attempt wait the full Timeout. By default
 	// the first attempts wait only a retransmission timeout estimated
-	// from the round trips seen so far (see rto), doubled on each loss,
-	// so an SMP lost on the way (a switch SMA drops SMPs that arrive while
-	// it is busy) costs a few round trips, not a whole Timeout; when
-	// those run out it is resent with the full Timeout, and Retries more
-	// times after that.
+	// from the round trips seen so far and the host's lateness (see rto),
+	// doubled on each loss, so an SMP lost on the way (a switch SMA drops
+	// SMPs that arrive while it is busy) costs a few round trips, not a
+	// whole Timeout; once the doubled wait reaches half the Timeout it is
+	// resent with the full Timeout, and Retries more times after that.
 	FixedTimeout bool
 
 	limOnce sync.Once
@@ -46,6 +46,9 @@ type Querier struct {
 	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
 	rttvar  atomic.Int64 // round-trip variation, ns
+	late    atomic.Int64 // how late an expired attempt ended, ns (decaying)
+	peakRTT atomic.Int64 // the longest recent round trip, ns (decaying)
+	ahead   atomic.Int64 // SMPs in flight as one is sent, smoothed as srtt, ×16
 	smps    atomic.Int64
 	retries atomic.Int64
 	mu      sync.Mutex
@@ -155,24 +158,29 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if q.Window != nil {
+			if err := q.Window.acquire(ctx); err != nil {
+				return err
+			}
+		}
+		// The wait is estimated as the SMP goes out, after any wait for
+		// room: the round trips may have grown meanwhile.
 		wait := timeout
+		inflight := 1
+		if q.Window != nil {
+			inflight = q.Window.inflight()
+		}
 		if attempt < short {
-			r := q.rto(timeout)
-			wait = r << attempt
-			if r >= timeout || wait >= timeout/2 {
-				// no short attempt left worth making
-				short, attempt = attempt, attempt-1
-				continue
+			r := q.rto(timeout, inflight)
+			if s := r << attempt; r < timeout && s < timeout/2 {
+				wait = s
+			} else {
+				short = attempt // no short attempt left worth making
 			}
 		}
 		if attempt > 0 {
 			q.retries.Add(1)
 			w.Retries++
-		}
-		if q.Window != nil {
-			if err := q.Window.acquire(ctx); err != nil {
-				return err
-			}
 		}
 		q.smps.Add(1)
 		if q.Sent != nil {
@@ -198,6 +206,8 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		rtt := end.Sub(w.Sent)
 		if err == nil {
 			q.lastOK.Store(end.UnixNano())
+		} else {
+			q.noteLate(end.Sub(w.Sent.Add(wait)))
 		}
 		if q.Window != nil {
 			// A timeout with no answer at all since the SMP was sent is a
@@ -209,7 +219,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			q.Window.release(w.Sent, rtt, lost)
 		}
 		if err == nil {
-			q.sample(rtt)
+			q.sample(rtt, inflight)
 			break
 		}
 		if ctx.Err() != nil {
@@ -247,47 +257,91 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 
 // Bounds of the short attempts' retransmission timeout.
 const (
-	// MinRTO is the least a short attempt waits.
-	MinRTO   = 10 * time.Millisecond
+	// MinRTO is the least a short attempt waits: a timer's resolution
+	// on a busy host (and umad's, whose timeouts are whole ms).
+	MinRTO   = time.Millisecond
 	rtoK     = 4 // rto = srtt + rtoK*rttvar (RFC 6298)
 	rtoFloor = 4 // and at least rtoFloor*srtt
-	// maxShort is the most short attempts (each twice the one before)
-	// made before the full timeout.
-	maxShort = 3
+	rtoLate  = 2 // and at least rtoLate times the host's lateness
+	rtoPeak  = 2 // and at least rtoPeak times the longest recent round trip
+	rtoQueue = 2 // and at least rtoQueue times srtt scaled to the SMPs in flight
+	// maxShort bounds the short attempts (each twice the one before);
+	// they end sooner, once one would wait half the full timeout.
+	maxShort = 16
 )
 
-// rto is a short attempt's timeout: srtt + 4·rttvar, at least 4·srtt and
-// MinRTO, at most timeout; timeout itself until a round trip has been
-// measured.
-func (q *Querier) rto(timeout time.Duration) time.Duration {
+// rto is a short attempt's timeout, tied to what was measured: srtt +
+// 4·rttvar, and at least
+//   - 4·srtt;
+//   - twice the longest recent round trip (a queue building in the
+//     fabric while the window grows can double the round trip faster
+//     than srtt follows);
+//   - twice srtt scaled by the SMPs in flight as this one goes out
+//     against their usual number (Little's law: behind a shared
+//     bottleneck an SMP sent in a burst waits for those ahead of it);
+//   - twice the lateness with which recent failed attempts came back (a
+//     loaded host runs timers and requesters late);
+//   - MinRTO;
+//
+// and at most timeout; timeout itself until a round trip has been
+// measured. So a loss costs a few round trips of the fabric, and only a
+// fabric or host that has shown itself slow waits longer.
+func (q *Querier) rto(timeout time.Duration, inflight int) time.Duration {
 	srtt := q.srtt.Load()
 	if srtt == 0 {
 		return timeout
 	}
+	queue := time.Duration(0)
+	if a := q.ahead.Load(); a > 0 {
+		queue = time.Duration(rtoQueue * srtt * 16 * int64(inflight) / a)
+	}
 	r := time.Duration(srtt + rtoK*q.rttvar.Load())
-	r = max(r, rtoFloor*time.Duration(srtt), MinRTO)
+	r = max(r, rtoFloor*time.Duration(srtt), rtoPeak*time.Duration(q.peakRTT.Load()), queue,
+		rtoLate*time.Duration(q.late.Load()), MinRTO)
 	if r > timeout {
 		r = timeout
 	}
 	return r
 }
 
-// sample folds one round trip into srtt and rttvar (RFC 6298 weights;
-// concurrent updates may lose a sample, which an estimate can afford).
-func (q *Querier) sample(d time.Duration) {
+// noteLate records that an attempt which failed came back l after its
+// deadline: this host ran the requester (or the transport's deadline)
+// late, and a short wait must outlast that, or a descheduled requester
+// would count its own answers as lost.
+func (q *Querier) noteLate(l time.Duration) {
+	if l > time.Duration(q.late.Load()) {
+		q.late.Store(int64(l))
+	}
+}
+
+// sample folds one round trip, of an SMP sent with inflight in flight,
+// into srtt and rttvar (RFC 6298 weights; concurrent updates may lose a
+// sample, which an estimate can afford).
+func (q *Querier) sample(d time.Duration, inflight int) {
 	r := int64(d)
 	srtt := q.srtt.Load()
 	if srtt == 0 {
 		q.srtt.Store(r)
 		q.rttvar.Store(r / 2)
+		q.ahead.Store(16 * int64(inflight))
 		return
 	}
+	q.ahead.Store((7*q.ahead.Load() + 16*int64(inflight)) / 8)
 	diff := srtt - r
 	if diff < 0 {
 		diff = -diff
 	}
 	q.rttvar.Store((3*q.rttvar.Load() + diff) / 4)
 	q.srtt.Store((7*srtt + r) / 8)
+	// the peak and the lateness are forgotten over some 256 answers
+	if p := q.peakRTT.Load(); r > p {
+		q.peakRTT.Store(r)
+	} else {
+		q.peakRTT.Store(p - p/1024)
+	}
+	if l := q.late.Load(); l > 0 {
+		q.late.Store(l - l/256 - 1)
+	}
 }
 
 // GetLID reads attribute attr/mod of the port with LID lid by a

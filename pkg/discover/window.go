@@ -108,6 +108,10 @@ func (w *Window) NewPhase() {
 	w.mu.Unlock()
 }
 
+// inflight is about the number of SMPs in flight (at least 1: the
+// caller's, acquired), read without locking.
+func (w *Window) inflight() int { return max(1, w.limit()-len(w.sem)) }
+
 // acquire waits for room for one SMP.
 func (w *Window) acquire(ctx context.Context) error {
 	select {

@@ -10,18 +10,21 @@ import (
 // Window limits the SMPs in flight and adapts the limit as TCP's
 // congestion control does: it starts small, grows by one per answer
 // (slow start) and then by one per window of answers while the round
-// trips stay flat (within twice the smallest seen, plus flatSlack),
-// stops growing when round trips rise (a queue is building somewhere),
-// and shrinks on a loss (an SMP that timed out), at most once per window
-// of SMPs. It shrinks as DCTCP does, in proportion to the share of SMPs
-// lost: by half of lossShare, a running average of the fraction lost per
-// window of answers that starts at 1 (the first loss halves the window).
-// So losses that come with every window size (two parents probing one
-// node at once, whose one-packet VL15 buffer drops one) cost a little of
-// the window each, and a window that makes a tenth of its SMPs lost
-// shrinks by a twentieth per window, while a congested fabric that loses
-// most of them still halves it. It never exceeds its Max, the hard
-// upper bound (-o). A Window is safe for concurrent use.
+// trips stay flat (within twice the smallest of the phase, plus
+// flatSlack), stops growing when round trips rise (a queue is building
+// somewhere), and shrinks on a loss (an SMP that timed out), at most
+// once per window of SMPs. Past slackWindow it grows once per window of
+// answers (doubling in slow start), and only when nearly all of them
+// came back within twice the smallest round trip of all, with no slack.
+//
+// It shrinks as DCTCP does, in proportion to the share of SMPs lost: by
+// half of lossShare, a running average of the fraction lost per window
+// of answers that starts at 1 (the first loss halves the window). So
+// losses that come with every window size (two parents probing one node
+// at once, whose one-packet VL15 buffer drops one) cost a little of the
+// window each, while a congested fabric that loses most SMPs still
+// halves it. It never exceeds its Max, the hard upper bound (-o). A
+// Window is safe for concurrent use.
 type Window struct {
 	max   int
 	fixed bool
@@ -30,13 +33,15 @@ type Window struct {
 	mu       sync.Mutex
 	cwnd     float64
 	ssthresh float64
-	tokens   int // tokens in circulation (the current limit)
-	debt     int // tokens to withdraw as they come back
-	minRTT   time.Duration
-	cut      time.Time // when the window was last cut
-	share    float64   // lossShare: running average of the fraction lost per round
-	round    int       // SMPs ended in the current round (a window of them)
-	lost     int       // of which lost
+	tokens   int           // tokens in circulation (the current limit)
+	debt     int           // tokens to withdraw as they come back
+	minRTT   time.Duration // the smallest round trip of this phase
+	baseRTT  time.Duration // the smallest round trip of all
+	cut      time.Time     // when the window was last cut
+	share    float64       // lossShare: running average of the fraction lost per round (window of answers)
+	round    int           // SMPs ended in the current round (a window of them)
+	lost     int           // of which lost
+	flat     int           // of which answered within twice baseRTT
 	peak     int
 	losses   int64
 	size     atomic.Int32 // tokens - debt, for readers without mu
@@ -46,6 +51,13 @@ type Window struct {
 // trip counts as risen: scheduling noise on a loaded host must not stop
 // the growth.
 const flatSlack = 200 * time.Microsecond
+
+// slackWindow is the window up to which flatSlack applies. Beyond it a
+// round trip counts as flat only within twice the smallest of all (no
+// slack, no new phase's smallest, which a burst of SMPs sent at its
+// start raises): a single-threaded peer (ibsim) answers in turn, so its
+// round trips grow with every SMP in flight, a little at a time.
+const slackWindow = 64
 
 // initialWindow is where an adaptive Window starts.
 const initialWindow = 4
@@ -132,8 +144,7 @@ func (w *Window) acquire(ctx context.Context) error {
 func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
 	w.mu.Lock()
 	if !w.fixed {
-		// in flight, this SMP included (the free room is in sem)
-		w.adapt(sent, rtt, lost, w.tokens-len(w.sem))
+		w.adapt(sent, rtt, lost)
 	}
 	give := true
 	if w.debt > 0 {
@@ -148,17 +159,37 @@ func (w *Window) release(sent time.Time, rtt time.Duration, lost bool) {
 	}
 }
 
-// adapt updates the window after one attempt, ended with inflight SMPs
-// in flight (under mu), and puts tokens in or takes them out of
-// circulation to match it.
-func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool, inflight int) {
+// adapt updates the window after one attempt (under mu) and puts tokens
+// in or takes them out of circulation to match it.
+func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool) {
 	w.round++
 	if lost {
 		w.lost++
 	}
+	if !lost {
+		if w.minRTT == 0 || rtt < w.minRTT {
+			w.minRTT = rtt
+		}
+		if w.baseRTT == 0 || rtt < w.baseRTT {
+			w.baseRTT = rtt
+		}
+		if rtt <= 2*w.baseRTT {
+			w.flat++
+		}
+	}
 	if w.round >= max(1, int(w.cwnd)) {
 		w.share += shareGain * (float64(w.lost)/float64(w.round) - w.share)
-		w.round, w.lost = 0, 0
+		// Past slackWindow the window grows once per round, and only
+		// when nearly all of its answers were flat without slack.
+		if w.cwnd >= slackWindow && w.lost == 0 && 8*w.flat >= 7*w.round {
+			if w.cwnd < w.ssthresh {
+				w.cwnd *= 2
+			} else {
+				w.cwnd++
+			}
+			w.cwnd = min(w.cwnd, float64(w.max))
+		}
+		w.round, w.lost, w.flat = 0, 0, 0
 	}
 	switch {
 	case lost:
@@ -172,19 +203,11 @@ func (w *Window) adapt(sent time.Time, rtt time.Duration, lost bool, inflight in
 			w.cwnd = 1
 		}
 		w.ssthresh = w.cwnd
+	case w.cwnd >= slackWindow:
+		// (grows at the end of a round, above)
 	default:
-		if w.minRTT == 0 || rtt < w.minRTT {
-			w.minRTT = rtt
-		}
 		if rtt > 2*w.minRTT+flatSlack {
 			break // a queue is building: hold
-		}
-		if 2*inflight < int(w.cwnd) {
-			// Less than half the window in use (a phase with fewer SMPs
-			// than the window): flat round trips say nothing of a larger
-			// one, which the next phase would send in one burst. Hold
-			// (TCP's congestion window validation, RFC 7661).
-			break
 		}
 		if w.cwnd < w.ssthresh {
 			w.cwnd++

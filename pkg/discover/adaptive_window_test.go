@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -268,13 +269,17 @@ func TestRTO(t *testing.T) {
 // answers; it records how long each attempt along that path was given.
 type lossy struct {
 	dead  byte // the first port of the path that never answers
+	stall bool // no path answers
+	mu    sync.Mutex
 	waits []time.Duration
 }
 
 func (l *lossy) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
-	if req[smp.InitPathOff+1] == l.dead {
+	if l.stall || req[smp.InitPathOff+1] == l.dead {
 		dl, _ := ctx.Deadline()
+		l.mu.Lock()
 		l.waits = append(l.waits, time.Until(dl))
+		l.mu.Unlock()
 		<-ctx.Done()
 		return transport.ErrTimeout
 	}
@@ -313,6 +318,65 @@ func TestShortAttemptsBackOff(t *testing.T) {
 		}
 		if got := q.RetryCount(); got != int64(len(want)-1) {
 			t.Errorf("%d retries, want %d", got, len(want)-1)
+		}
+	})
+}
+
+// TestLossOrStall: an SMP that times out while one sent after it came
+// back was lost on the way and shrinks the window; one that times out
+// while nothing came back (a stalled peer) does not, and the short waits
+// that follow back off (virtual clock).
+func TestLossOrStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &lossy{dead: 2}
+		w := NewWindow(8, false)
+		q := &Querier{Transport: tr, Timeout: 100 * time.Millisecond, Retries: -1, Window: w}
+		ctx := context.Background()
+		one, _ := smp.DRPath{}.Extend(1)
+		dead, _ := smp.DRPath{}.Extend(2)
+		get := func(p smp.DRPath) error {
+			var buf [smp.DataSize]byte
+			return q.Get(ctx, p, smp.AttrNodeInfo, 0, buf[:])
+		}
+		for range 10 {
+			if err := get(one); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			get(dead) // (times out)
+		}()
+		synctest.Wait() // the dead SMP is on its way; others follow it
+		for range 30 {
+			if err := get(one); err != nil {
+				t.Fatal(err)
+			}
+		}
+		<-done
+		if w.Losses() == 0 {
+			t.Error("an SMP that timed out after later ones came back: no loss counted")
+		}
+
+		tr.stall = true
+		w = NewWindow(8, false)
+		q.Window = w
+		before := q.rto(time.Second, 1)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				get(one)
+			}()
+		}
+		wg.Wait()
+		if got := w.Losses(); got != 0 {
+			t.Errorf("a stalled peer: %d losses counted, want none", got)
+		}
+		if after := q.rto(time.Second, 1); after < 2*before {
+			t.Errorf("after a stall the short wait is %v, want it backed off from %v", after, before)
 		}
 	})
 }

@@ -44,11 +44,12 @@ type Querier struct {
 	lim     transport.Limits
 
 	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
+	lastFed atomic.Int64 // the latest send time of an SMP answered (UnixNano)
 	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
 	rttvar  atomic.Int64 // round-trip variation, ns
 	late    atomic.Int64 // how late an expired attempt ended, ns (decaying)
 	peakRTT atomic.Int64 // the longest recent round trip, ns (decaying)
-	ahead   atomic.Int64 // SMPs in flight as one is sent, smoothed as srtt, ×16
+	svc     atomic.Int64 // the least round trip per SMP in flight at its send, ns
 	smps    atomic.Int64
 	retries atomic.Int64
 	mu      sync.Mutex
@@ -204,18 +205,28 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		}
 		end := time.Now()
 		rtt := end.Sub(w.Sent)
+		lost := false
 		if err == nil {
 			q.lastOK.Store(end.UnixNano())
-		} else {
+			if s := w.Sent.UnixNano(); s > q.lastFed.Load() {
+				q.lastFed.Store(s)
+			}
+		} else if expired || errors.Is(err, transport.ErrTimeout) {
 			q.noteLate(end.Sub(w.Sent.Add(wait)))
+			// Only when an SMP sent after this one came back first was
+			// this one lost on the way, and the window shrinks: a queue
+			// keeps the order. Nothing come back since it went out, or
+			// only SMPs sent before it, is a stall or a queue (a
+			// descheduled peer or requester, a busy switch).
+			lost = q.lastFed.Load() > w.Sent.UnixNano()
+			if !lost && q.lastOK.Load() < w.Sent.UnixNano() && q.Window != nil && q.Window.inflight() > 1 {
+				// Not one of the SMPs in flight came back while this
+				// one waited: the peer (or this host) stalls. Back the
+				// short waits that follow off, as TCP does its timer.
+				q.noteLate(wait)
+			}
 		}
 		if q.Window != nil {
-			// A timeout with no answer at all since the SMP was sent is a
-			// stall (a descheduled peer or requester), not a loss on the
-			// way: other SMPs in flight would have come back. It does not
-			// shrink the window.
-			lost := err != nil && (expired || errors.Is(err, transport.ErrTimeout)) &&
-				q.lastOK.Load() >= w.Sent.UnixNano()
 			q.Window.release(w.Sent, rtt, lost)
 		}
 		if err == nil {
@@ -264,7 +275,7 @@ const (
 	rtoFloor = 4 // and at least rtoFloor*srtt
 	rtoLate  = 2 // and at least rtoLate times the host's lateness
 	rtoPeak  = 2 // and at least rtoPeak times the longest recent round trip
-	rtoQueue = 2 // and at least rtoQueue times srtt scaled to the SMPs in flight
+	rtoQueue = 2 // and at least rtoQueue times the SMPs in flight times svc
 	// maxShort bounds the short attempts (each twice the one before);
 	// they end sooner, once one would wait half the full timeout.
 	maxShort = 16
@@ -276,9 +287,12 @@ const (
 //   - twice the longest recent round trip (a queue building in the
 //     fabric while the window grows can double the round trip faster
 //     than srtt follows);
-//   - twice srtt scaled by the SMPs in flight as this one goes out
-//     against their usual number (Little's law: behind a shared
-//     bottleneck an SMP sent in a burst waits for those ahead of it);
+//   - twice the SMPs in flight as this one goes out times svc, the
+//     least round trip per SMP in flight yet seen (behind a bottleneck
+//     that serves one SMP at a time, the first switch's firmware or a
+//     single-threaded ibsim, an SMP sent in a burst waits for those
+//     ahead of it, each taking at least that long; where nothing
+//     serializes the SMPs, svc is tiny);
 //   - twice the lateness with which recent failed attempts came back (a
 //     loaded host runs timers and requesters late);
 //   - MinRTO;
@@ -291,10 +305,7 @@ func (q *Querier) rto(timeout time.Duration, inflight int) time.Duration {
 	if srtt == 0 {
 		return timeout
 	}
-	queue := time.Duration(0)
-	if a := q.ahead.Load(); a > 0 {
-		queue = time.Duration(rtoQueue * srtt * 16 * int64(inflight) / a)
-	}
+	queue := time.Duration(rtoQueue * q.svc.Load() * int64(inflight))
 	r := time.Duration(srtt + rtoK*q.rttvar.Load())
 	r = max(r, rtoFloor*time.Duration(srtt), rtoPeak*time.Duration(q.peakRTT.Load()), queue,
 		rtoLate*time.Duration(q.late.Load()), MinRTO)
@@ -323,10 +334,12 @@ func (q *Querier) sample(d time.Duration, inflight int) {
 	if srtt == 0 {
 		q.srtt.Store(r)
 		q.rttvar.Store(r / 2)
-		q.ahead.Store(16 * int64(inflight))
+		q.svc.Store(r / int64(inflight))
 		return
 	}
-	q.ahead.Store((7*q.ahead.Load() + 16*int64(inflight)) / 8)
+	if v := r / int64(inflight); v < q.svc.Load() {
+		q.svc.Store(v)
+	}
 	diff := srtt - r
 	if diff < 0 {
 		diff = -diff

@@ -23,8 +23,8 @@
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
-// TCP's congestion window does (grow while round trips stay flat, halve
-// on a loss), and the first attempts of an SMP wait a timeout estimated
+// TCP's congestion window does (grow while round trips stay flat, shrink
+// on a loss in proportion to the share lost), and the first attempts of an SMP wait a timeout estimated
 // from the round trips, so a loss costs a few round trips.
 package discover
 
@@ -41,9 +41,12 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
-// Defaults of Config.
+// Defaults of Config. DefaultOutstanding bounds the adaptive window only
+// where the user gave no -o: past 64 the window grows only while round
+// trips stay flat without slack (see Window), so it reaches this bound
+// only on a fabric that serializes nothing.
 const (
-	DefaultOutstanding = 64
+	DefaultOutstanding = 1024
 	DefaultTimeout     = time.Second
 	DefaultRetries     = 3
 	DefaultMaxNodes    = 1 << 20
@@ -70,7 +73,7 @@ type Config struct {
 	// NodeInfo, PortInfo of its ports, and for a switch SwitchInfo); MaxHops
 	// is then ignored.
 	StartOnly bool
-	// Outstanding is the most SMPs on the wire at once (default 64): a
+	// Outstanding is the most SMPs on the wire at once (default 1024): a
 	// hard upper bound. Below it the window adapts to the fabric (see
 	// Window) unless FixedWindow is set.
 	Outstanding int

@@ -42,6 +42,15 @@ var latencyTrees = []latencyTree{
 		return randomFabric(dir, 200, 16, 6, 1)
 	}},
 	{name: "20.7k (3-level, radix 42)", spec: "fattree:levels=3,radix=42", big: true},
+	{name: "600 (random irregular, 100 switches, seed 2)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 100, 12, 5, 2)
+	}, big: true},
+	{name: "4,000 (random irregular, 400 switches, seed 3)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 400, 24, 9, 3)
+	}, big: true},
+	{name: "1,400 (random irregular, 200 switches, seed 4)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 200, 16, 6, 4)
+	}, big: true},
 }
 
 // randomFabric writes and loads a random irregular fabric: switches
@@ -139,6 +148,9 @@ var latencyConfigs = []struct {
 	{"fixed 32", discover.Config{Outstanding: 32, FixedWindow: true}},
 	{"fixed 64", discover.Config{Outstanding: 64, FixedWindow: true}},
 	{"fixed 128", discover.Config{Outstanding: 128, FixedWindow: true}},
+	{"fixed 256", discover.Config{Outstanding: 256, FixedWindow: true}},
+	{"fixed 512", discover.Config{Outstanding: 512, FixedWindow: true}},
+	{"fixed 1024", discover.Config{Outstanding: 1024, FixedWindow: true}},
 }
 
 // fingerprint is a digest of what a discovery found, as printed.

@@ -43,13 +43,12 @@ type Querier struct {
 	limOnce sync.Once
 	lim     transport.Limits
 
-	lastOK  atomic.Int64 // when the latest answer came (UnixNano)
-	lastFed atomic.Int64 // the latest send time of an SMP answered (UnixNano)
-	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
-	rttvar  atomic.Int64 // round-trip variation, ns
-	late    atomic.Int64 // how late an expired attempt ended, ns (decaying)
-	peakRTT atomic.Int64 // the longest recent round trip, ns (decaying)
-	svc     atomic.Int64 // the least round trip per SMP in flight at its send, ns
+	lastOK atomic.Int64 // when the latest answer came (UnixNano)
+	late   atomic.Int64 // how late an expired attempt ended, ns (decaying)
+	// est are the round-trip estimates of directed-route SMPs ([0]) and
+	// of LID-routed ones ([1]), which switches forward in hardware: they
+	// overtake directed-route SMPs queued at a switch's firmware.
+	est     [2]rttEst
 	smps    atomic.Int64
 	retries atomic.Int64
 	mu      sync.Mutex
@@ -172,7 +171,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			inflight = q.Window.inflight()
 		}
 		if attempt < short {
-			r := q.rto(timeout, inflight)
+			r := q.rtoOf(q.estOf(dlid), timeout, inflight)
 			if s := r << attempt; r < timeout && s < timeout/2 {
 				wait = s
 			} else {
@@ -208,8 +207,8 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		lost := false
 		if err == nil {
 			q.lastOK.Store(end.UnixNano())
-			if s := w.Sent.UnixNano(); s > q.lastFed.Load() {
-				q.lastFed.Store(s)
+			if s, e := w.Sent.UnixNano(), q.estOf(dlid); s > e.lastFed.Load() {
+				e.lastFed.Store(s)
 			}
 		} else if expired || errors.Is(err, transport.ErrTimeout) {
 			q.noteLate(end.Sub(w.Sent.Add(wait)))
@@ -218,7 +217,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			// keeps the order. Nothing come back since it went out, or
 			// only SMPs sent before it, is a stall or a queue (a
 			// descheduled peer or requester, a busy switch).
-			lost = q.lastFed.Load() > w.Sent.UnixNano()
+			lost = q.estOf(dlid).lastFed.Load() > w.Sent.UnixNano()
 			if !lost && q.lastOK.Load() < w.Sent.UnixNano() && q.Window != nil && q.Window.inflight() > 1 {
 				// Not one of the SMPs in flight came back while this
 				// one waited: the peer (or this host) stalls. Back the
@@ -230,7 +229,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			q.Window.release(w.Sent, rtt, lost)
 		}
 		if err == nil {
-			q.sample(rtt, inflight)
+			q.sampleOf(q.estOf(dlid), rtt, inflight)
 			break
 		}
 		if ctx.Err() != nil {
@@ -264,6 +263,23 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	}
 	copy(out, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
 	return nil
+}
+
+// rttEst is what the round trips of one kind of SMP showed.
+type rttEst struct {
+	lastFed atomic.Int64 // the latest send time of an SMP answered (UnixNano)
+	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
+	rttvar  atomic.Int64 // round-trip variation, ns
+	peakRTT atomic.Int64 // the longest recent round trip, ns (decaying)
+	svc     atomic.Int64 // the least round trip per SMP in flight at its send, ns
+}
+
+// estOf is the estimate for SMPs to dlid.
+func (q *Querier) estOf(dlid uint16) *rttEst {
+	if dlid == smp.PermissiveLID {
+		return &q.est[0]
+	}
+	return &q.est[1]
 }
 
 // Bounds of the short attempts' retransmission timeout.
@@ -301,13 +317,18 @@ const (
 // measured. So a loss costs a few round trips of the fabric, and only a
 // fabric or host that has shown itself slow waits longer.
 func (q *Querier) rto(timeout time.Duration, inflight int) time.Duration {
-	srtt := q.srtt.Load()
+	return q.rtoOf(&q.est[0], timeout, inflight)
+}
+
+// rtoOf is rto from the estimate e.
+func (q *Querier) rtoOf(e *rttEst, timeout time.Duration, inflight int) time.Duration {
+	srtt := e.srtt.Load()
 	if srtt == 0 {
 		return timeout
 	}
-	queue := time.Duration(rtoQueue * q.svc.Load() * int64(inflight))
-	r := time.Duration(srtt + rtoK*q.rttvar.Load())
-	r = max(r, rtoFloor*time.Duration(srtt), rtoPeak*time.Duration(q.peakRTT.Load()), queue,
+	queue := time.Duration(rtoQueue * e.svc.Load() * int64(inflight))
+	r := time.Duration(srtt + rtoK*e.rttvar.Load())
+	r = max(r, rtoFloor*time.Duration(srtt), rtoPeak*time.Duration(e.peakRTT.Load()), queue,
 		rtoLate*time.Duration(q.late.Load()), MinRTO)
 	if r > timeout {
 		r = timeout
@@ -328,29 +349,32 @@ func (q *Querier) noteLate(l time.Duration) {
 // sample folds one round trip, of an SMP sent with inflight in flight,
 // into srtt and rttvar (RFC 6298 weights; concurrent updates may lose a
 // sample, which an estimate can afford).
-func (q *Querier) sample(d time.Duration, inflight int) {
+func (q *Querier) sample(d time.Duration, inflight int) { q.sampleOf(&q.est[0], d, inflight) }
+
+// sampleOf is sample into the estimate e.
+func (q *Querier) sampleOf(e *rttEst, d time.Duration, inflight int) {
 	r := int64(d)
-	srtt := q.srtt.Load()
+	srtt := e.srtt.Load()
 	if srtt == 0 {
-		q.srtt.Store(r)
-		q.rttvar.Store(r / 2)
-		q.svc.Store(r / int64(inflight))
+		e.srtt.Store(r)
+		e.rttvar.Store(r / 2)
+		e.svc.Store(r / int64(inflight))
 		return
 	}
-	if v := r / int64(inflight); v < q.svc.Load() {
-		q.svc.Store(v)
+	if v := r / int64(inflight); v < e.svc.Load() {
+		e.svc.Store(v)
 	}
 	diff := srtt - r
 	if diff < 0 {
 		diff = -diff
 	}
-	q.rttvar.Store((3*q.rttvar.Load() + diff) / 4)
-	q.srtt.Store((7*srtt + r) / 8)
+	e.rttvar.Store((3*e.rttvar.Load() + diff) / 4)
+	e.srtt.Store((7*srtt + r) / 8)
 	// the peak and the lateness are forgotten over some 256 answers
-	if p := q.peakRTT.Load(); r > p {
-		q.peakRTT.Store(r)
+	if p := e.peakRTT.Load(); r > p {
+		e.peakRTT.Store(r)
 	} else {
-		q.peakRTT.Store(p - p/1024)
+		e.peakRTT.Store(p - p/1024)
 	}
 	if l := q.late.Load(); l > 0 {
 		q.late.Store(l - l/256 - 1)

@@ -24,6 +24,8 @@ var (
 	latencyReport = flag.Bool("latency-report", false, "TestLatencyModelVirtual: run and print the latency model's full comparison (virtual time)")
 	latencyOnly   = flag.String("latency-tree", "", "with -latency-report: only the trees whose name contains this")
 	latencyFwd    = flag.Duration("latency-fwd", -1, "with -latency-report: the firmware forwarding time per switch crossed, instead of the model's (0: the model without it, as issue 18 was filed)")
+	latencySMA    = flag.Duration("latency-sma", 0, "with -latency-report: the SMA's service time, instead of the model's")
+	latencyHop    = flag.Duration("latency-hop", 0, "with -latency-report: the time per link crossed, instead of the model's")
 )
 
 // latencyTree is a fabric of the latency-model comparison.
@@ -226,10 +228,16 @@ func latencyFabric(t testing.TB, tree latencyTree) (*sim.Fabric, transport.Trans
 // counts as zero time); goroutine scheduling can still change which of
 // two SMPs due at the same instant goes first, so they may vary a little.
 func printLatencyReport(t *testing.T) {
+	model := benchLatency
+	defer func() { benchLatency = model }()
 	if *latencyFwd >= 0 {
-		model := benchLatency
 		benchLatency.Fwd = *latencyFwd
-		defer func() { benchLatency = model }()
+	}
+	if *latencySMA > 0 {
+		benchLatency.SMA = *latencySMA
+	}
+	if *latencyHop > 0 {
+		benchLatency.Hop = *latencyHop
 	}
 	fmt.Printf("Latency model hop=%v sma=%v fwd=%v VL15=%d, virtual time (testing/synctest)\n\n",
 		benchLatency.Hop, benchLatency.SMA, benchLatency.Fwd, benchLatency.VL15)

@@ -54,7 +54,7 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
 		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
-		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise the first attempts wait a timeout estimated from the round trips seen, at least 10 ms, doubling)", Category: "Fabric"},
+		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise the first attempts wait a timeout estimated from the round trips seen, at least 1 ms, doubling)", Category: "Fabric"},
 		&cli.BoolFlag{Name: "lid-reads", Usage: "read a node's attributes after the PortInfo that gives its LID by LID-routed SMPs (needs routes: an SM ran)", Category: "Fabric"},
 		&cli.IntFlag{Name: "retries", Value: DefaultRetries, Usage: "retries after a timeout (`N`)", Category: "Fabric"},
 		&cli.IntFlag{Name: "max-nodes", Value: discover.DefaultMaxNodes, Usage: "stop discovery with an error beyond `N` nodes", Category: "Fabric"},

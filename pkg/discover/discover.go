@@ -28,8 +28,8 @@
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
-// TCP's congestion window does (grow while round trips stay flat, halve
-// on a loss), and the first attempts of an SMP wait a timeout estimated
+// TCP's congestion window does (grow while round trips stay flat, shrink
+// on a loss in proportion to the share lost), and the first attempts of an SMP wait a timeout estimated
 // from the round trips, so a loss costs a few round trips.
 package discover
 
@@ -47,13 +47,22 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
-// Defaults of Config.
+// Defaults of Config. DefaultOutstanding bounds the adaptive window only
+// where the user gave no -o: past 64 the window grows only while round
+// trips stay flat without slack (see Window), so it reaches this bound
+// only on a fabric that serializes nothing.
 const (
-	DefaultOutstanding = 64
+	DefaultOutstanding = 1024
 	DefaultTimeout     = time.Second
 	DefaultRetries     = 3
 	DefaultMaxNodes    = 1 << 20
 )
+
+// QueuedWindow bounds the SMPs in flight to a peer that queues
+// (transport.Limits.Queues): through ibsim, on the 2,144-node tree, 64
+// and 104 in flight (all its socket holds) took the same time (105 and
+// 109 ms, medians of 21 runs), and 104 cost 0.4 MB more peak RSS.
+const QueuedWindow = 64
 
 // Errors of Discover.
 var (
@@ -76,7 +85,7 @@ type Config struct {
 	// NodeInfo, PortInfo of its ports, and for a switch SwitchInfo); MaxHops
 	// is then ignored.
 	StartOnly bool
-	// Outstanding is the most SMPs on the wire at once (default 64): a
+	// Outstanding is the most SMPs on the wire at once (default 1024): a
 	// hard upper bound. Below it the window adapts to the fabric (see
 	// Window) unless FixedWindow is set or the transport's peer queues
 	// (transport.Limits.Queues: nothing is lost there to adapt to).
@@ -364,8 +373,13 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	lim := transport.LimitsOf(tr)
 	// A peer that queues loses nothing to a full window, and a queue
 	// building there costs no more than SMPs waiting here: the window
-	// need not adapt.
+	// need not adapt. Nor need it pass QueuedWindow: the queue then never
+	// runs dry, and more SMPs in flight only wait in it, each on a worker
+	// of ours.
 	fixed := cfg.FixedWindow || lim.Queues
+	if lim.Queues {
+		cfg.Outstanding = min(cfg.Outstanding, QueuedWindow)
+	}
 	return &engine{
 		queues:   lim.Queues,
 		probeWin: NewWindow(cfg.Outstanding, fixed),

@@ -24,6 +24,8 @@ var (
 	latencyReport = flag.Bool("latency-report", false, "TestLatencyModelVirtual: run and print the latency model's full comparison (virtual time)")
 	latencyOnly   = flag.String("latency-tree", "", "with -latency-report: only the trees whose name contains this")
 	latencyFwd    = flag.Duration("latency-fwd", -1, "with -latency-report: the firmware forwarding time per switch crossed, instead of the model's (0: the model without it, as issue 18 was filed)")
+	latencySMA    = flag.Duration("latency-sma", 0, "with -latency-report: the SMA's service time, instead of the model's")
+	latencyHop    = flag.Duration("latency-hop", 0, "with -latency-report: the time per link crossed, instead of the model's")
 )
 
 // latencyTree is a fabric of the latency-model comparison.
@@ -42,6 +44,15 @@ var latencyTrees = []latencyTree{
 		return randomFabric(dir, 200, 16, 6, 1)
 	}},
 	{name: "20.7k (3-level, radix 42)", spec: "fattree:levels=3,radix=42", big: true},
+	{name: "600 (random irregular, 100 switches, seed 2)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 100, 12, 5, 2)
+	}, big: true},
+	{name: "4,000 (random irregular, 400 switches, seed 3)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 400, 24, 9, 3)
+	}, big: true},
+	{name: "1,400 (random irregular, 200 switches, seed 4)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 200, 16, 6, 4)
+	}, big: true},
 }
 
 // randomFabric writes and loads a random irregular fabric: switches
@@ -139,6 +150,9 @@ var latencyConfigs = []struct {
 	{"fixed 32", discover.Config{Outstanding: 32, FixedWindow: true}},
 	{"fixed 64", discover.Config{Outstanding: 64, FixedWindow: true}},
 	{"fixed 128", discover.Config{Outstanding: 128, FixedWindow: true}},
+	{"fixed 256", discover.Config{Outstanding: 256, FixedWindow: true}},
+	{"fixed 512", discover.Config{Outstanding: 512, FixedWindow: true}},
+	{"fixed 1024", discover.Config{Outstanding: 1024, FixedWindow: true}},
 }
 
 // fingerprint is a digest of what a discovery found, as printed.
@@ -214,10 +228,16 @@ func latencyFabric(t testing.TB, tree latencyTree) (*sim.Fabric, transport.Trans
 // counts as zero time); goroutine scheduling can still change which of
 // two SMPs due at the same instant goes first, so they may vary a little.
 func printLatencyReport(t *testing.T) {
+	model := benchLatency
+	defer func() { benchLatency = model }()
 	if *latencyFwd >= 0 {
-		model := benchLatency
 		benchLatency.Fwd = *latencyFwd
-		defer func() { benchLatency = model }()
+	}
+	if *latencySMA > 0 {
+		benchLatency.SMA = *latencySMA
+	}
+	if *latencyHop > 0 {
+		benchLatency.Hop = *latencyHop
 	}
 	fmt.Printf("Latency model hop=%v sma=%v fwd=%v VL15=%d, virtual time (testing/synctest)\n\n",
 		benchLatency.Hop, benchLatency.SMA, benchLatency.Fwd, benchLatency.VL15)

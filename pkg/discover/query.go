@@ -33,19 +33,22 @@ type Querier struct {
 	Window *Window
 	// FixedTimeout makes every attempt wait the full Timeout. By default
 	// the first attempts wait only a retransmission timeout estimated
-	// from the round trips seen so far (see rto), doubled on each loss,
-	// so an SMP lost on the way (a switch SMA drops SMPs that arrive while
-	// it is busy) costs a few round trips, not a whole Timeout; when
-	// those run out it is resent with the full Timeout, and Retries more
-	// times after that.
+	// from the round trips seen so far and the host's lateness (see rto),
+	// doubled on each loss, so an SMP lost on the way (a switch SMA drops
+	// SMPs that arrive while it is busy) costs a few round trips, not a
+	// whole Timeout; once the doubled wait reaches half the Timeout it is
+	// resent with the full Timeout, and Retries more times after that.
 	FixedTimeout bool
 
 	limOnce sync.Once
 	lim     transport.Limits
 
-	lastOK  atomic.Int64 // when the latest answer came (mono)
-	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
-	rttvar  atomic.Int64 // round-trip variation, ns
+	lastOK atomic.Int64 // when the latest answer came (mono)
+	late   atomic.Int64 // how late an expired attempt ended, ns (decaying)
+	// est are the round-trip estimates of directed-route SMPs ([0]) and
+	// of LID-routed ones ([1]), which switches forward in hardware: they
+	// overtake directed-route SMPs queued at a switch's firmware.
+	est     [2]rttEst
 	smps    atomic.Int64
 	retries atomic.Int64
 	mu      sync.Mutex
@@ -160,24 +163,29 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if q.Window != nil {
+			if err := q.Window.acquire(ctx); err != nil {
+				return err
+			}
+		}
+		// The wait is estimated as the SMP goes out, after any wait for
+		// room: the round trips may have grown meanwhile.
 		wait := timeout
+		inflight := 1
+		if q.Window != nil {
+			inflight = q.Window.inflight()
+		}
 		if attempt < short {
-			r := q.rto(timeout)
-			wait = r << attempt
-			if r >= timeout || wait >= timeout/2 {
-				// no short attempt left worth making
-				short, attempt = attempt, attempt-1
-				continue
+			r := q.rtoOf(q.estOf(dlid), timeout, inflight)
+			if s := r << attempt; r < timeout && s < timeout/2 {
+				wait = s
+			} else {
+				short = attempt // no short attempt left worth making
 			}
 		}
 		if attempt > 0 {
 			q.retries.Add(1)
 			w.Retries++
-		}
-		if q.Window != nil {
-			if err := q.Window.acquire(ctx); err != nil {
-				return err
-			}
 		}
 		q.smps.Add(1)
 		if q.Sent != nil {
@@ -201,20 +209,32 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		}
 		end := mono()
 		rtt := time.Duration(end - sent)
+		lost := false
 		if err == nil {
 			q.lastOK.Store(end)
+			if e := q.estOf(dlid); sent > e.lastFed.Load() {
+				e.lastFed.Store(sent)
+			}
+		} else if expired || errors.Is(err, transport.ErrTimeout) {
+			q.noteLate(rtt - wait)
+			// Only when an SMP sent after this one came back first was
+			// this one lost on the way, and the window shrinks: a queue
+			// keeps the order. Nothing come back since it went out, or
+			// only SMPs sent before it, is a stall or a queue (a
+			// descheduled peer or requester, a busy switch).
+			lost = q.estOf(dlid).lastFed.Load() > sent
+			if !lost && q.lastOK.Load() < sent && q.Window != nil && q.Window.inflight() > 1 {
+				// Not one of the SMPs in flight came back while this
+				// one waited: the peer (or this host) stalls. Back the
+				// short waits that follow off, as TCP does its timer.
+				q.noteLate(wait)
+			}
 		}
 		if q.Window != nil {
-			// A timeout with no answer at all since the SMP was sent is a
-			// stall (a descheduled peer or requester), not a loss on the
-			// way: other SMPs in flight would have come back. It does not
-			// shrink the window.
-			lost := err != nil && (expired || errors.Is(err, transport.ErrTimeout)) &&
-				q.lastOK.Load() >= sent
 			q.Window.release(sent, rtt, lost)
 		}
 		if err == nil {
-			q.sample(rtt)
+			q.sampleOf(q.estOf(dlid), rtt, inflight)
 			break
 		}
 		if ctx.Err() != nil {
@@ -250,9 +270,12 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	return nil
 }
 
-// epoch is the origin of mono's clock; epochNano its UnixNano.
+// epoch is the origin of mono's clock, a century back (with the process's
+// monotonic reading, moved as far), so that mono is positive on the real
+// clock and inside a synctest bubble, whose clock starts in 2000, and a
+// stamp left zero is earlier than any SMP; epochNano is its UnixNano.
 var (
-	epoch     = time.Now()
+	epoch     = time.Now().Add(-100 * 365 * 24 * time.Hour)
 	epochNano = epoch.UnixNano()
 )
 
@@ -263,49 +286,120 @@ var (
 // time as UnixNano.
 func mono() int64 { return int64(time.Since(epoch)) }
 
+// rttEst is what the round trips of one kind of SMP showed.
+type rttEst struct {
+	lastFed atomic.Int64 // the latest send time of an SMP answered (mono)
+	srtt    atomic.Int64 // smoothed round trip, ns (0: no sample yet)
+	rttvar  atomic.Int64 // round-trip variation, ns
+	peakRTT atomic.Int64 // the longest recent round trip, ns (decaying)
+	svc     atomic.Int64 // the least round trip per SMP in flight at its send, ns
+}
+
+// estOf is the estimate for SMPs to dlid.
+func (q *Querier) estOf(dlid uint16) *rttEst {
+	if dlid == smp.PermissiveLID {
+		return &q.est[0]
+	}
+	return &q.est[1]
+}
+
 // Bounds of the short attempts' retransmission timeout.
 const (
-	// MinRTO is the least a short attempt waits.
-	MinRTO   = 10 * time.Millisecond
+	// MinRTO is the least a short attempt waits: a timer's resolution
+	// on a busy host (and umad's, whose timeouts are whole ms).
+	MinRTO   = time.Millisecond
 	rtoK     = 4 // rto = srtt + rtoK*rttvar (RFC 6298)
 	rtoFloor = 4 // and at least rtoFloor*srtt
-	// maxShort is the most short attempts (each twice the one before)
-	// made before the full timeout.
-	maxShort = 3
+	rtoLate  = 2 // and at least rtoLate times the host's lateness
+	rtoPeak  = 2 // and at least rtoPeak times the longest recent round trip
+	rtoQueue = 2 // and at least rtoQueue times the SMPs in flight times svc
+	// maxShort bounds the short attempts (each twice the one before);
+	// they end sooner, once one would wait half the full timeout.
+	maxShort = 16
 )
 
-// rto is a short attempt's timeout: srtt + 4·rttvar, at least 4·srtt and
-// MinRTO, at most timeout; timeout itself until a round trip has been
-// measured.
-func (q *Querier) rto(timeout time.Duration) time.Duration {
-	srtt := q.srtt.Load()
+// rto is a short attempt's timeout, tied to what was measured: srtt +
+// 4·rttvar, and at least
+//   - 4·srtt;
+//   - twice the longest recent round trip (a queue building in the
+//     fabric while the window grows can double the round trip faster
+//     than srtt follows);
+//   - twice the SMPs in flight as this one goes out times svc, the
+//     least round trip per SMP in flight yet seen (behind a bottleneck
+//     that serves one SMP at a time, the first switch's firmware or a
+//     single-threaded ibsim, an SMP sent in a burst waits for those
+//     ahead of it, each taking at least that long; where nothing
+//     serializes the SMPs, svc is tiny);
+//   - twice the lateness with which recent failed attempts came back (a
+//     loaded host runs timers and requesters late);
+//   - MinRTO;
+//
+// and at most timeout; timeout itself until a round trip has been
+// measured. So a loss costs a few round trips of the fabric, and only a
+// fabric or host that has shown itself slow waits longer.
+func (q *Querier) rto(timeout time.Duration, inflight int) time.Duration {
+	return q.rtoOf(&q.est[0], timeout, inflight)
+}
+
+// rtoOf is rto from the estimate e.
+func (q *Querier) rtoOf(e *rttEst, timeout time.Duration, inflight int) time.Duration {
+	srtt := e.srtt.Load()
 	if srtt == 0 {
 		return timeout
 	}
-	r := time.Duration(srtt + rtoK*q.rttvar.Load())
-	r = max(r, rtoFloor*time.Duration(srtt), MinRTO)
+	queue := time.Duration(rtoQueue * e.svc.Load() * int64(inflight))
+	r := time.Duration(srtt + rtoK*e.rttvar.Load())
+	r = max(r, rtoFloor*time.Duration(srtt), rtoPeak*time.Duration(e.peakRTT.Load()), queue,
+		rtoLate*time.Duration(q.late.Load()), MinRTO)
 	if r > timeout {
 		r = timeout
 	}
 	return r
 }
 
-// sample folds one round trip into srtt and rttvar (RFC 6298 weights;
-// concurrent updates may lose a sample, which an estimate can afford).
-func (q *Querier) sample(d time.Duration) {
+// noteLate records that an attempt which failed came back l after its
+// deadline: this host ran the requester (or the transport's deadline)
+// late, and a short wait must outlast that, or a descheduled requester
+// would count its own answers as lost.
+func (q *Querier) noteLate(l time.Duration) {
+	if l > time.Duration(q.late.Load()) {
+		q.late.Store(int64(l))
+	}
+}
+
+// sample folds one round trip, of an SMP sent with inflight in flight,
+// into srtt and rttvar (RFC 6298 weights; concurrent updates may lose a
+// sample, which an estimate can afford).
+func (q *Querier) sample(d time.Duration, inflight int) { q.sampleOf(&q.est[0], d, inflight) }
+
+// sampleOf is sample into the estimate e.
+func (q *Querier) sampleOf(e *rttEst, d time.Duration, inflight int) {
 	r := int64(d)
-	srtt := q.srtt.Load()
+	srtt := e.srtt.Load()
 	if srtt == 0 {
-		q.srtt.Store(r)
-		q.rttvar.Store(r / 2)
+		e.srtt.Store(r)
+		e.rttvar.Store(r / 2)
+		e.svc.Store(r / int64(inflight))
 		return
+	}
+	if v := r / int64(inflight); v < e.svc.Load() {
+		e.svc.Store(v)
 	}
 	diff := srtt - r
 	if diff < 0 {
 		diff = -diff
 	}
-	q.rttvar.Store((3*q.rttvar.Load() + diff) / 4)
-	q.srtt.Store((7*srtt + r) / 8)
+	e.rttvar.Store((3*e.rttvar.Load() + diff) / 4)
+	e.srtt.Store((7*srtt + r) / 8)
+	// the peak and the lateness are forgotten over some 256 answers
+	if p := e.peakRTT.Load(); r > p {
+		e.peakRTT.Store(r)
+	} else {
+		e.peakRTT.Store(p - p/1024)
+	}
+	if l := q.late.Load(); l > 0 {
+		q.late.Store(l - l/256 - 1)
+	}
 }
 
 // GetLID reads attribute attr/mod of the port with LID lid by a

@@ -256,7 +256,8 @@ func (h *holdOne) Exchange(ctx context.Context, dlid uint16, req, resp []byte) e
 
 // A peer that queues gets the whole window from the start: nothing is
 // lost there, so there is nothing to adapt to. Elsewhere the window
-// adapts below -o unless asked to stay fixed.
+// adapts below -o unless asked to stay fixed. A peer that queues gets at
+// most QueuedWindow, whatever -o and its socket allow.
 func TestQueuesFixedWindow(t *testing.T) {
 	for _, c := range []struct {
 		lim   transport.Limits
@@ -266,8 +267,14 @@ func TestQueuesFixedWindow(t *testing.T) {
 		{transport.Limits{Queues: true}, false, 16},
 		{transport.Limits{}, true, 16},
 		{transport.Limits{}, false, initialWindow},
+		{transport.Limits{Queues: true, Window: 104}, false, QueuedWindow},
+		{transport.Limits{Queues: true}, true, QueuedWindow},
 	} {
-		e := newEngine(&limited{lim: c.lim}, Config{Outstanding: 16, FixedWindow: c.fixed})
+		o := 16
+		if c.want == QueuedWindow {
+			o = DefaultOutstanding // (no -o)
+		}
+		e := newEngine(&limited{lim: c.lim}, Config{Outstanding: o, FixedWindow: c.fixed})
 		if got, got2 := e.readWin.Size(), e.probeWin.Size(); got != c.want || got2 != c.want {
 			t.Errorf("%+v, FixedWindow %v: windows %d and %d, want %d", c.lim, c.fixed, got, got2, c.want)
 		}

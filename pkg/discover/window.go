@@ -11,11 +11,21 @@ import (
 // Window limits the SMPs in flight and adapts the limit as TCP's
 // congestion control does: it starts small, grows by one per answer
 // (slow start) and then by one per window of answers while the round
-// trips stay flat (within twice the smallest seen, plus flatSlack) and
-// nothing is lost, stops growing when round trips rise (a queue is
-// building somewhere), and halves on a loss (an SMP that timed out),
-// at most once per window of SMPs. It never exceeds its Max, the hard
-// upper bound (-o). A Window is safe for concurrent use.
+// trips stay flat (within twice the smallest of the phase, plus
+// flatSlack), stops growing when round trips rise (a queue is building
+// somewhere), and shrinks on a loss (an SMP that timed out), at most
+// once per window of SMPs. Past slackWindow it grows once per window of
+// answers (doubling in slow start), and only when nearly all of them
+// came back within twice the smallest round trip of all, with no slack.
+//
+// It shrinks as DCTCP does, in proportion to the share of SMPs lost: by
+// half of lossShare, a running average of the fraction lost per window
+// of answers that starts at 1 (the first loss halves the window). So
+// losses that come with every window size (two parents probing one node
+// at once, whose one-packet VL15 buffer drops one) cost a little of the
+// window each, while a congested fabric that loses most SMPs still
+// halves it. It never exceeds its Max, the hard upper bound (-o). A
+// Window is safe for concurrent use.
 type Window struct {
 	max   int
 	fixed bool
@@ -24,10 +34,15 @@ type Window struct {
 	mu       sync.Mutex
 	cwnd     float64
 	ssthresh float64
-	tokens   int // tokens in circulation (the current limit)
-	debt     int // tokens to withdraw as they come back
-	minRTT   time.Duration
-	cut      int64 // when the window was last halved (mono)
+	tokens   int           // tokens in circulation (the current limit)
+	debt     int           // tokens to withdraw as they come back
+	minRTT   time.Duration // the smallest round trip of this phase
+	baseRTT  time.Duration // the smallest round trip of all
+	cut      int64         // when the window was last cut (mono)
+	share    float64       // lossShare: running average of the fraction lost per round (window of answers)
+	round    int           // SMPs ended in the current round (a window of them)
+	lost     int           // of which lost
+	flat     int           // of which answered within twice baseRTT
 	peak     int
 	losses   int64
 	size     atomic.Int32 // tokens - debt, for readers without mu
@@ -38,8 +53,19 @@ type Window struct {
 // the growth.
 const flatSlack = 200 * time.Microsecond
 
+// slackWindow is the window up to which flatSlack applies. Beyond it a
+// round trip counts as flat only within twice the smallest of all (no
+// slack, no new phase's smallest, which a burst of SMPs sent at its
+// start raises): a single-threaded peer (ibsim) answers in turn, so its
+// round trips grow with every SMP in flight, a little at a time.
+const slackWindow = 64
+
 // initialWindow is where an adaptive Window starts.
 const initialWindow = 4
+
+// shareGain is the weight of one round's lost fraction in lossShare
+// (DCTCP's g is 1/16 per round trip; a discovery has fewer rounds).
+const shareGain = 1.0 / 8
 
 // NewWindow returns a Window of at most max SMPs in flight; fixed keeps
 // it at max (no adaptation).
@@ -52,7 +78,7 @@ func NewWindow(max int, fixed bool) *Window {
 		start = initialWindow
 	}
 	w := &Window{max: max, fixed: fixed, sem: make(chan struct{}, max),
-		cwnd: float64(start), ssthresh: float64(max), tokens: start, peak: start,
+		cwnd: float64(start), ssthresh: float64(max), tokens: start, peak: start, share: 1,
 		cut: math.MinInt64}
 	for i := 0; i < start; i++ {
 		w.sem <- struct{}{}
@@ -96,6 +122,10 @@ func (w *Window) NewPhase() {
 	w.mu.Unlock()
 }
 
+// inflight is about the number of SMPs in flight (at least 1: the
+// caller's, acquired), read without locking.
+func (w *Window) inflight() int { return max(1, w.limit()-len(w.sem)) }
+
 // acquire waits for room for one SMP.
 func (w *Window) acquire(ctx context.Context) error {
 	select {
@@ -134,6 +164,35 @@ func (w *Window) release(sent int64, rtt time.Duration, lost bool) {
 // adapt updates the window after one attempt (under mu) and puts tokens
 // in or takes them out of circulation to match it.
 func (w *Window) adapt(sent int64, rtt time.Duration, lost bool) {
+	w.round++
+	if lost {
+		w.lost++
+	}
+	if !lost {
+		if w.minRTT == 0 || rtt < w.minRTT {
+			w.minRTT = rtt
+		}
+		if w.baseRTT == 0 || rtt < w.baseRTT {
+			w.baseRTT = rtt
+		}
+		if rtt <= 2*w.baseRTT {
+			w.flat++
+		}
+	}
+	if w.round >= max(1, int(w.cwnd)) {
+		w.share += shareGain * (float64(w.lost)/float64(w.round) - w.share)
+		// Past slackWindow the window grows once per round, and only
+		// when nearly all of its answers were flat without slack.
+		if w.cwnd >= slackWindow && w.lost == 0 && 8*w.flat >= 7*w.round {
+			if w.cwnd < w.ssthresh {
+				w.cwnd *= 2
+			} else {
+				w.cwnd++
+			}
+			w.cwnd = min(w.cwnd, float64(w.max))
+		}
+		w.round, w.lost, w.flat = 0, 0, 0
+	}
 	switch {
 	case lost:
 		w.losses++
@@ -141,15 +200,14 @@ func (w *Window) adapt(sent int64, rtt time.Duration, lost bool) {
 			break // sent before the last cut: the same loss event
 		}
 		w.cut = mono()
-		w.cwnd /= 2
+		w.cwnd *= 1 - w.share/2
 		if w.cwnd < 1 {
 			w.cwnd = 1
 		}
 		w.ssthresh = w.cwnd
+	case w.cwnd >= slackWindow:
+		// (grows at the end of a round, above)
 	default:
-		if w.minRTT == 0 || rtt < w.minRTT {
-			w.minRTT = rtt
-		}
 		if rtt > 2*w.minRTT+flatSlack {
 			break // a queue is building: hold
 		}

@@ -413,3 +413,27 @@ func BenchmarkExchangeFaults(b *testing.B) {
 		}
 	}
 }
+
+// TestEndpointLimits: without the latency model an endpoint states a
+// window (its SMPs are answered at once, in the caller's goroutine);
+// with it, none.
+func TestEndpointLimits(t *testing.T) {
+	f, err := Generate("fattree:levels=2,radix=4", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if got := transport.LimitsOf(tr).Window; got != syncWindow {
+		t.Errorf("without the latency model: window %d, want %d", got, syncWindow)
+	}
+	if err := f.SetLatency(&Latency{Hop: time.Microsecond, SMA: time.Microsecond, VL15: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := transport.LimitsOf(tr).Window; got != 0 {
+		t.Errorf("with the latency model: window %d, want none", got)
+	}
+}

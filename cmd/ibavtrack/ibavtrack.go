@@ -83,7 +83,6 @@ type session struct {
 	fab      *attach.Fabric
 	settings attach.Settings
 	cfg      discover.Config
-	workers  int
 
 	res    *discover.Result
 	tables *routing.Tables
@@ -105,7 +104,7 @@ func openSession(c *cli.Context) (*session, error) {
 		return nil, cliapp.Fail(err) // usage 2, interrupted 130, else 1
 	}
 	s.Note(c.App.ErrWriter, "ibavtrack", "attached to "+fab.Desc)
-	return &session{fab: fab, settings: s, cfg: cfg, workers: s.Outstanding}, nil
+	return &session{fab: fab, settings: s, cfg: cfg}, nil
 }
 
 func (s *session) Close() error { return s.fab.Close() }
@@ -127,7 +126,7 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 		return nil
 	}
 	q := s.settings.Querier(s.fab)
-	t, err := routing.Read(ctx, q, res.Fabric, s.workers)
+	t, err := routing.Read(ctx, q, res.Fabric, q.Window.Max())
 	if err != nil {
 		if ctx.Err() != nil {
 			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while reading forwarding tables"))

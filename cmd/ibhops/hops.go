@@ -111,7 +111,7 @@ func (t *tool) hopTables() (*model.HopTables, error) {
 // readTables reads every switch's forwarding table; failed reads make
 // the result partial.
 func (t *tool) readTables() (*routing.Tables, error) {
-	tabs, err := routing.Read(t.ctx, t.q, t.f, t.settings.Outstanding)
+	tabs, err := routing.Read(t.ctx, t.q, t.f, t.q.Window.Max())
 	if err != nil {
 		return nil, err
 	}

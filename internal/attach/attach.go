@@ -151,7 +151,7 @@ func (s Settings) Config() discover.Config {
 // retries, for reads after discovery.
 func (s Settings) Querier(tr transport.Transport) *discover.Querier {
 	return &discover.Querier{Transport: tr, Timeout: s.Timeout, Retries: s.Retries, FixedTimeout: s.FixedTimeout, MKey: s.MKey,
-		Window: discover.NewWindow(s.Outstanding, false)}
+		Window: discover.WindowFor(tr, s.Outstanding, false)}
 }
 
 // UsageError is bad command-line input: it names the input and the

@@ -58,6 +58,31 @@ const (
 	DefaultMaxNodes    = 1 << 20
 )
 
+// windowFor is the bound and fixedness of a window of at most max SMPs
+// in flight over a transport of limits lim. -o is an upper bound over the
+// transport's own useful window. A peer that queues loses nothing to a
+// full window, and a queue building there costs no more than SMPs
+// waiting here: the window need not adapt. Nor need it pass
+// QueuedWindow: the queue then never runs dry, and more SMPs in flight
+// only wait in it, each on a worker of ours.
+func windowFor(lim transport.Limits, max int, fixed bool) (int, bool) {
+	if lim.Window > 0 && lim.Window < max {
+		max = lim.Window
+	}
+	if lim.Queues {
+		max = min(max, QueuedWindow)
+	}
+	return max, fixed || lim.Queues
+}
+
+// WindowFor returns the window Discover would give SMPs sent over tr with
+// at most max in flight (adaptive unless fixed): bounded by the
+// transport's own window, and fixed at no more than QueuedWindow on a
+// peer that queues. Its Max is the number of workers worth running.
+func WindowFor(tr transport.Transport, max int, fixed bool) *Window {
+	return NewWindow(windowFor(transport.LimitsOf(tr), max, fixed))
+}
+
 // QueuedWindow bounds the SMPs in flight to a peer that queues
 // (transport.Limits.Queues): through ibsim, on the 2,144-node tree, 64
 // and 104 in flight (all its socket holds) took the same time (105 and
@@ -359,10 +384,6 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 	if cfg.MaxNodes <= 0 {
 		cfg.MaxNodes = DefaultMaxNodes
 	}
-	// -o is an upper bound over the transport's own useful window.
-	if w := transport.LimitsOf(tr).Window; w > 0 && w < cfg.Outstanding {
-		cfg.Outstanding = w
-	}
 	// the engine's hop limit: -1 for none
 	switch {
 	case cfg.StartOnly:
@@ -371,15 +392,8 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg.MaxHops = -1
 	}
 	lim := transport.LimitsOf(tr)
-	// A peer that queues loses nothing to a full window, and a queue
-	// building there costs no more than SMPs waiting here: the window
-	// need not adapt. Nor need it pass QueuedWindow: the queue then never
-	// runs dry, and more SMPs in flight only wait in it, each on a worker
-	// of ours.
-	fixed := cfg.FixedWindow || lim.Queues
-	if lim.Queues {
-		cfg.Outstanding = min(cfg.Outstanding, QueuedWindow)
-	}
+	var fixed bool
+	cfg.Outstanding, fixed = windowFor(lim, cfg.Outstanding, cfg.FixedWindow)
 	return &engine{
 		queues:   lim.Queues,
 		probeWin: NewWindow(cfg.Outstanding, fixed),

@@ -324,3 +324,29 @@ func TestQueuesInterruptKeepsProbes(t *testing.T) {
 		t.Errorf("%d nodes after the stop, want at least 8", got)
 	}
 }
+
+// WindowFor sizes the window of SMPs sent outside Discover (the Querier
+// of the tools' later reads) as Discover sizes its own.
+func TestWindowFor(t *testing.T) {
+	for _, c := range []struct {
+		lim       transport.Limits
+		max       int
+		wantMax   int
+		wantFixed bool
+	}{
+		{transport.Limits{}, 1024, 1024, false},
+		{transport.Limits{Window: 32}, 1024, 32, false},
+		{transport.Limits{Window: 32}, 16, 16, false},
+		{transport.Limits{Queues: true, Window: 104}, 1024, QueuedWindow, true},
+		{transport.Limits{Queues: true, Window: 104}, 16, 16, true},
+	} {
+		w := WindowFor(&limited{lim: c.lim}, c.max, false)
+		wantSize := c.wantMax
+		if !c.wantFixed {
+			wantSize = min(c.wantMax, initialWindow)
+		}
+		if w.Max() != c.wantMax || w.Size() != wantSize {
+			t.Errorf("%+v, max %d: window max %d size %d, want %d and %d", c.lim, c.max, w.Max(), w.Size(), c.wantMax, wantSize)
+		}
+	}
+}

@@ -32,7 +32,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/sim"
@@ -131,7 +130,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	)
 	confs := []config{
 		cDefault: {"ibnetdiscover (default -o 2)", "ibnetdiscover", []string{"-m"}, pre},
-		oDefault: {fmt.Sprintf("ibdiscover --ibsim (default -o %d)", attach.DefaultOutstanding), abs, []string{"--ibsim", "-m"}, env},
+		oDefault: {fmt.Sprintf("ibdiscover --ibsim (default: %d)", discover.QueuedWindow), abs, []string{"--ibsim", "-m"}, env},
 		c16:      {"ibnetdiscover -o 16", "ibnetdiscover", []string{"-m", "-o", "16"}, pre},
 		o16:      {"ibdiscover --ibsim -o 16", abs, []string{"--ibsim", "-m", "-o", "16"}, env},
 		bare16:   {"bare client, same SMPs, -o 16", self, []string{"-bare", smpFile, "-o", "16"}, env},

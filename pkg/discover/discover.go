@@ -553,18 +553,13 @@ func (e *engine) read(ctx context.Context, nodes []*model.Node, again []portRead
 		if e.cfg.LIDReads {
 			return e.readByLID(ctx, n)
 		}
-		var buf [smp.DataSize]byte
-		if err := e.q.Get(ctx, n.Path, smp.AttrNodeDescription, 0, buf[:]); err == nil {
-			_ = n.Desc.UnmarshalBinary(buf[:])
-		} else if IsStop(err) {
+		if err := e.readNodeAttr(ctx, n, smp.AttrNodeDescription); IsStop(err) {
 			return err
 		}
 		if !n.IsSwitch() {
 			return e.readPort(ctx, n, e.entry[n.Index], n.Path)
 		}
-		if err := e.q.Get(ctx, n.Path, smp.AttrSwitchInfo, 0, buf[:]); err == nil {
-			_ = n.SetSwitchInfo(buf[:])
-		} else if IsStop(err) {
+		if err := e.readNodeAttr(ctx, n, smp.AttrSwitchInfo); IsStop(err) {
 			return err
 		}
 		// (libibnetdisc asks for the external ports only once port 0
@@ -705,17 +700,7 @@ func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []po
 			}
 			return err
 		}
-		var buf [smp.DataSize]byte
-		err := e.q.Get(ctx, n.Path, attr, 0, buf[:])
-		if err != nil {
-			return err
-		}
-		if attr == smp.AttrNodeDescription {
-			_ = n.Desc.UnmarshalBinary(buf[:])
-		} else {
-			_ = n.SetSwitchInfo(buf[:])
-		}
-		return nil
+		return e.readNodeAttr(ctx, n, attr)
 	})
 	if err != nil || e.cfg.NoMlnxEPI {
 		return err
@@ -740,6 +725,27 @@ func (e *engine) readQueued(ctx context.Context, nodes []*model.Node, again []po
 		}
 		return err
 	})
+}
+
+// readNodeAttr reads n's NodeDescription or SwitchInfo (attr) along its
+// path and keeps the answer.
+func (e *engine) readNodeAttr(ctx context.Context, n *model.Node, attr uint16) error {
+	var buf [smp.DataSize]byte
+	err := e.q.Get(ctx, n.Path, attr, 0, buf[:])
+	if err == nil {
+		keepNodeAttr(n, attr, buf[:])
+	}
+	return err
+}
+
+// keepNodeAttr keeps an answer b to NodeDescription or SwitchInfo (attr)
+// in n.
+func keepNodeAttr(n *model.Node, attr uint16, b []byte) {
+	if attr == smp.AttrNodeDescription {
+		_ = n.Desc.UnmarshalBinary(b)
+	} else {
+		_ = n.SetSwitchInfo(b)
+	}
 }
 
 // nodeReads is the number of SMPs readQueued sends to read n.
@@ -777,7 +783,7 @@ func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
 	}
 	var buf [smp.DataSize]byte
 	if err := get(smp.AttrNodeDescription, 0, buf[:]); err == nil {
-		_ = n.Desc.UnmarshalBinary(buf[:])
+		keepNodeAttr(n, smp.AttrNodeDescription, buf[:])
 	} else if IsStop(err) {
 		return err
 	}
@@ -785,7 +791,7 @@ func (e *engine) readByLID(ctx context.Context, n *model.Node) error {
 		return nil
 	}
 	if err := get(smp.AttrSwitchInfo, 0, buf[:]); err == nil {
-		_ = n.SetSwitchInfo(buf[:])
+		keepNodeAttr(n, smp.AttrSwitchInfo, buf[:])
 	} else if IsStop(err) {
 		return err
 	}

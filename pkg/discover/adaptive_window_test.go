@@ -230,38 +230,38 @@ func TestWorkerCtx(t *testing.T) {
 func TestRTO(t *testing.T) {
 	const timeout = time.Second
 	q := &Querier{}
-	if got := q.rto(timeout, 1); got != timeout {
+	if got := q.rtoOf(&q.est[0], timeout, 1); got != timeout {
 		t.Errorf("before any round trip: %v, want the timeout", got)
 	}
 	for range 100 {
-		q.sample(100*time.Microsecond, 4)
+		q.sampleOf(&q.est[0], 100*time.Microsecond, 4)
 	}
-	if got := q.rto(timeout, 4); got != MinRTO {
+	if got := q.rtoOf(&q.est[0], timeout, 4); got != MinRTO {
 		t.Errorf("100µs round trips: %v, want MinRTO %v", got, MinRTO)
 	}
 	// 100µs with 4 in flight: up to 25µs each behind a bottleneck; an
 	// SMP sent with 100 in flight may wait behind them all
-	if got, want := q.rto(timeout, 100), 2*25*100*time.Microsecond; got < want {
+	if got, want := q.rtoOf(&q.est[0], timeout, 100), 2*25*100*time.Microsecond; got < want {
 		t.Errorf("100 in flight, usually 4: %v, want at least %v", got, want)
 	}
-	q.sample(3*time.Millisecond, 4) // one long round trip
-	if got := q.rto(timeout, 4); got < 6*time.Millisecond {
+	q.sampleOf(&q.est[0], 3*time.Millisecond, 4) // one long round trip
+	if got := q.rtoOf(&q.est[0], timeout, 4); got < 6*time.Millisecond {
 		t.Errorf("after a 3 ms round trip: %v, want at least twice it", got)
 	}
 	for range 5000 { // the peak is forgotten
-		q.sample(100*time.Microsecond, 4)
+		q.sampleOf(&q.est[0], 100*time.Microsecond, 4)
 	}
-	if got := q.rto(timeout, 4); got != MinRTO {
+	if got := q.rtoOf(&q.est[0], timeout, 4); got != MinRTO {
 		t.Errorf("after 5000 more 100µs round trips: %v, want MinRTO again", got)
 	}
 	q.noteLate(4 * time.Millisecond)
-	if got := q.rto(timeout, 4); got < 8*time.Millisecond {
+	if got := q.rtoOf(&q.est[0], timeout, 4); got < 8*time.Millisecond {
 		t.Errorf("after an attempt that came back 4 ms late: %v, want at least 8 ms", got)
 	}
 	for range 100 {
-		q.sample(time.Second, 4)
+		q.sampleOf(&q.est[0], time.Second, 4)
 	}
-	if got := q.rto(timeout, 4); got != timeout {
+	if got := q.rtoOf(&q.est[0], timeout, 4); got != timeout {
 		t.Errorf("1 s round trips: %v, want at most the timeout", got)
 	}
 }
@@ -363,7 +363,7 @@ func TestLossOrStall(t *testing.T) {
 		tr.stall = true
 		w = NewWindow(8, false)
 		q.Window = w
-		before := q.rto(time.Second, 1)
+		before := q.rtoOf(&q.est[0], time.Second, 1)
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Add(1)
@@ -376,7 +376,7 @@ func TestLossOrStall(t *testing.T) {
 		if got := w.Losses(); got != 0 {
 			t.Errorf("a stalled peer: %d losses counted, want none", got)
 		}
-		if after := q.rto(time.Second, 1); after < 2*before {
+		if after := q.rtoOf(&q.est[0], time.Second, 1); after < 2*before {
 			t.Errorf("after a stall the short wait is %v, want it backed off from %v", after, before)
 		}
 	})

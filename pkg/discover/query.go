@@ -33,7 +33,7 @@ type Querier struct {
 	Window *Window
 	// FixedTimeout makes every attempt wait the full Timeout. By default
 	// the first attempts wait only a retransmission timeout estimated
-	// from the round trips seen so far and the host's lateness (see rto),
+	// from the round trips seen so far and the host's lateness (see rtoOf),
 	// doubled on each loss, so an SMP lost on the way (a switch SMA drops
 	// SMPs that arrive while it is busy) costs a few round trips, not a
 	// whole Timeout; once the doubled wait reaches half the Timeout it is
@@ -318,8 +318,8 @@ const (
 	maxShort = 16
 )
 
-// rto is a short attempt's timeout, tied to what was measured: srtt +
-// 4·rttvar, and at least
+// rtoOf is a short attempt's timeout from the estimate e, tied to what
+// was measured: srtt + 4·rttvar, and at least
 //   - 4·srtt;
 //   - twice the longest recent round trip (a queue building in the
 //     fabric while the window grows can double the round trip faster
@@ -337,11 +337,6 @@ const (
 // and at most timeout; timeout itself until a round trip has been
 // measured. So a loss costs a few round trips of the fabric, and only a
 // fabric or host that has shown itself slow waits longer.
-func (q *Querier) rto(timeout time.Duration, inflight int) time.Duration {
-	return q.rtoOf(&q.est[0], timeout, inflight)
-}
-
-// rtoOf is rto from the estimate e.
 func (q *Querier) rtoOf(e *rttEst, timeout time.Duration, inflight int) time.Duration {
 	srtt := e.srtt.Load()
 	if srtt == 0 {
@@ -367,12 +362,9 @@ func (q *Querier) noteLate(l time.Duration) {
 	}
 }
 
-// sample folds one round trip, of an SMP sent with inflight in flight,
-// into srtt and rttvar (RFC 6298 weights; concurrent updates may lose a
-// sample, which an estimate can afford).
-func (q *Querier) sample(d time.Duration, inflight int) { q.sampleOf(&q.est[0], d, inflight) }
-
-// sampleOf is sample into the estimate e.
+// sampleOf folds one round trip, of an SMP sent with inflight in
+// flight, into e's srtt and rttvar (RFC 6298 weights; concurrent updates
+// may lose a sample, which an estimate can afford).
 func (q *Querier) sampleOf(e *rttEst, d time.Duration, inflight int) {
 	r := int64(d)
 	srtt := e.srtt.Load()

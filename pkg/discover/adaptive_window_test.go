@@ -284,7 +284,7 @@ func (l *lossy) Exchange(ctx context.Context, dlid uint16, req, resp []byte) err
 		<-ctx.Done()
 		return transport.ErrTimeout
 	}
-	time.Sleep(100 * time.Microsecond)
+	time.Sleep(100 * time.Microsecond) // the round trip, on the synctest bubble's clock (lossy is used only there)
 	copy(resp, req[:256])
 	resp[3] |= smp.MethodResponseFlag
 	return nil

@@ -110,15 +110,7 @@ func TestQueuesSameResult(t *testing.T) {
 
 // A switch's reads go out together when the peer queues.
 func TestQueuesReadsTogether(t *testing.T) {
-	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := f.Attach("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := fatTree8(t)
 	g := &gated{Transport: tr, path: string([]byte{1, 0, 1}), gate: make(chan struct{}), held: make(chan int, 64)}
 	done := make(chan error, 1)
 	go func() {
@@ -129,13 +121,7 @@ func TestQueuesReadsTogether(t *testing.T) {
 	// then all its reads at once: NodeDescription, SwitchInfo and the
 	// PortInfo of ports 0 to 8.
 	for _, want := range []int{1, 11} {
-		for n := 0; n < want; n++ {
-			select {
-			case <-g.held:
-			case <-time.After(time.Minute): // (a generous bound: they come at once)
-				t.Fatalf("%d SMPs to the leaf at once, want %d", n, want)
-			}
-		}
+		receive(t, g.held, want, "SMPs to the leaf at once")
 		g.open(want != 11)
 	}
 	if err := <-done; err != nil {
@@ -179,6 +165,43 @@ func (g *gated) Exchange(ctx context.Context, dlid uint16, req, resp []byte) err
 	return g.Transport.Exchange(ctx, dlid, req, resp)
 }
 
+// fatTree8 attaches to the embedded two-level fat tree of radix 8 at its
+// first host.
+func fatTree8(t *testing.T) transport.Transport {
+	t.Helper()
+	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+// receive waits for n values on ch, the events the test expects to
+// happen at once; it fails naming what arrived only if they do not
+// come before the test's own deadline (a hang), with a minute as the
+// bound when the test has none.
+func receive[T any](t *testing.T, ch <-chan T, n int, what string) {
+	t.Helper()
+	limit := time.Minute
+	if dl, ok := t.Deadline(); ok {
+		limit = time.Until(dl) - 5*time.Second // (before go test's own panic)
+	}
+	timeout := time.NewTimer(limit)
+	defer timeout.Stop()
+	for i := 0; i < n; i++ {
+		select {
+		case <-ch:
+		case <-timeout.C:
+			t.Fatalf("%s: %d, want %d", what, i, n)
+		}
+	}
+}
+
 func topoOf(t *testing.T, res *Result) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -192,15 +215,7 @@ func topoOf(t *testing.T, res *Result) string {
 // one phase: a switch port's probe goes out as soon as its PortInfo
 // answered, while another port's PortInfo is still out.
 func TestQueuesProbesWhileReading(t *testing.T) {
-	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := f.Attach("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := fatTree8(t)
 	h := &holdOne{Transport: tr, release: make(chan struct{}), probes: make(chan struct{}, 64)}
 	var once sync.Once
 	defer once.Do(func() { close(h.release) })
@@ -211,13 +226,7 @@ func TestQueuesProbesWhileReading(t *testing.T) {
 	}()
 	// The leaf one hop from the host: its ports 2 to 7 are probed (port 1
 	// leads back to the host) while its port 8's PortInfo is held.
-	for n := 0; n < 6; n++ {
-		select {
-		case <-h.probes:
-		case <-time.After(time.Minute): // (a generous bound: they come at once)
-			t.Fatalf("%d probes through the leaf while its port 8's PortInfo was out, want 6", n)
-		}
-	}
+	receive(t, h.probes, 6, "probes through the leaf while its port 8's PortInfo was out")
 	once.Do(func() { close(h.release) })
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -285,15 +294,7 @@ func TestQueuesFixedWindow(t *testing.T) {
 // of the other transports does: the leaf's six probes that answered
 // before the stop bring six nodes.
 func TestQueuesInterruptKeepsProbes(t *testing.T) {
-	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := f.Attach("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := fatTree8(t)
 	h := &holdOne{Transport: tr, release: make(chan struct{}), probes: make(chan struct{}, 64), after: true}
 	var once sync.Once
 	defer once.Do(func() { close(h.release) })
@@ -304,13 +305,7 @@ func TestQueuesInterruptKeepsProbes(t *testing.T) {
 		res, _ := Discover(ctx, h, Config{Outstanding: 64, FixedWindow: true, FixedTimeout: true, Timeout: time.Minute})
 		done <- res
 	}()
-	for n := 0; n < 6; n++ {
-		select {
-		case <-h.probes:
-		case <-time.After(time.Minute): // (a generous bound: they come at once)
-			t.Fatalf("%d probes through the leaf answered, want 6", n)
-		}
-	}
+	receive(t, h.probes, 6, "probes through the leaf answered")
 	cancel()
 	once.Do(func() { close(h.release) })
 	res := <-done

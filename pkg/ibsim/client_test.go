@@ -583,19 +583,7 @@ func TestNoAnswerTimeout(t *testing.T) {
 	defer c.Close()
 	req := badHopPointer(t)
 	resp := make([]byte, smp.MADSize)
-	// within runs one Exchange; a minute without its end is a hang (the
-	// bound it should have kept was ignored). No upper bound on time.
-	within := func(what string, c *Client, ctx context.Context) error {
-		done := make(chan error, 1)
-		go func() { done <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize)) }()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(time.Minute):
-			t.Fatalf("%s: no end within a minute", what)
-			return nil
-		}
-	}
+	within := func(what string, c *Client, ctx context.Context) error { return exchangeEnds(t, what, c, ctx, req) }
 
 	// Without a ctx deadline, Config.Timeout ends the wait (not before).
 	start := time.Now()
@@ -627,6 +615,22 @@ func TestNoAnswerTimeout(t *testing.T) {
 	c.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d calls left pending", n)
+	}
+}
+
+// exchangeEnds runs one Exchange of req on c and returns how it ended; a
+// minute without its end is a hang (the bound it should have kept was
+// ignored), a failure naming what. No upper bound on time is asserted.
+func exchangeEnds(t *testing.T, what string, c *Client, ctx context.Context, req []byte) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize)) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: no end within a minute", what)
+		return nil
 	}
 }
 
@@ -1004,41 +1008,19 @@ func TestLimits(t *testing.T) {
 		t.Errorf("through ReadOnly: %+v", got)
 	}
 	req := badHopPointer(t) // never answered
-	end := func(what string, ctx context.Context) error {
-		done := make(chan error, 1)
-		go func() { done <- c.Exchange(ctx, smp.PermissiveLID, req, make([]byte, smp.MADSize)) }()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(time.Minute):
-			t.Fatalf("%s: no end within a minute", what)
-			return nil
-		}
-	}
+	end := func(what string, ctx context.Context) error { return exchangeEnds(t, what, c, ctx, req) }
 	dl := time.Now().Add(30 * time.Millisecond)
 	if err := end("deadline without Done", deadlineOnly{Context: context.Background(), d: dl}); !errors.Is(err, transport.ErrTimeout) || time.Now().Before(dl) {
 		t.Errorf("deadline without Done: %v", err)
 	}
+	// cancel once the request is written and its call pending
 	cctx, ccancel := context.WithCancel(context.Background())
-	sent := make(chan struct{})
-	go func() {
-		// cancel once the call is pending
-		for {
-			c.mu.Lock()
-			n := c.pending.len()
-			c.mu.Unlock()
-			if n > 0 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		ccancel()
-		close(sent)
-	}()
+	testHookSent = ccancel
+	defer func() { testHookSent = nil }()
 	if err := end("cancelled in flight", cctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled in flight: %v", err)
 	}
-	<-sent
+	testHookSent = nil
 	c.mu.Lock()
 	n := c.pending.len()
 	c.mu.Unlock()

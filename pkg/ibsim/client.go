@@ -813,10 +813,8 @@ func (c *Client) ctlRequest(ctx context.Context, op string, t CtlType, payload [
 	if !c.live {
 		return Ctl{}, c.opErr(op, transport.ErrClosed)
 	}
-	select {
-	case <-c.closed:
+	if c.isClosed() {
 		return Ctl{}, c.opErr(op, transport.ErrClosed)
-	default:
 	}
 	r, _, err := c.ctlExchange(ctx, t, c.slot, payload, c.cfg.timeout())
 	if err != nil {
@@ -981,11 +979,9 @@ func (c *Client) reader() {
 			err = rerr
 		}
 		if err != nil {
-			select {
-			case <-c.closed:
+			if c.isClosed() {
 				c.readErr = transport.ErrClosed
 				return
-			default:
 			}
 			if errors.Is(err, unix.ECONNREFUSED) {
 				// inet mode: an ICMP error for an earlier datagram.
@@ -1039,10 +1035,8 @@ func (c *Client) endLocked(lo uint32, cl *call, st callState) {
 // Exchange at once.
 func (c *Client) endAll() {
 	st := callReadError
-	select {
-	case <-c.closed:
+	if c.isClosed() {
 		st = callClosed
-	default:
 	}
 	c.mu.Lock()
 	c.dead = true
@@ -1066,12 +1060,7 @@ func (c *Client) janitor() {
 		case <-c.readerDone:
 			return
 		case now := <-t.C:
-			closed := false
-			select {
-			case <-c.closed:
-				closed = true
-			default:
-			}
+			closed := c.isClosed()
 			n := now.UnixNano()
 			c.mu.Lock()
 			c.pending.each(func(lo uint32, cl *call) {
@@ -1204,12 +1193,7 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	be.PutUint32(out[32+12:], lo)
 
 	c.mu.Lock()
-	closing := false
-	select {
-	case <-c.closed:
-		closing = true
-	default:
-	}
+	closing := c.isClosed()
 	if c.dead || closing {
 		c.mu.Unlock()
 		cl.ctx = nil
@@ -1228,10 +1212,8 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		}
 		cl.ctx = nil
 		callPool.Put(cl)
-		select {
-		case <-c.closed:
+		if c.isClosed() {
 			return c.opErr("send", transport.ErrClosed)
-		default:
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = transport.ErrTimeout
@@ -1276,12 +1258,20 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	return c.opErr("exchange", fmt.Errorf("%w: ibsim status %d", ErrBadReply, status))
 }
 
-// deadErr is the error of an Exchange the stopped reader ended.
-func (c *Client) deadErr() error {
+// isClosed reports whether Close has begun.
+func (c *Client) isClosed() bool {
 	select {
 	case <-c.closed:
-		return c.opErr("exchange", transport.ErrClosed)
+		return true
 	default:
+		return false
+	}
+}
+
+// deadErr is the error of an Exchange the stopped reader ended.
+func (c *Client) deadErr() error {
+	if c.isClosed() {
+		return c.opErr("exchange", transport.ErrClosed)
 	}
 	<-c.readerDone // readErr is set
 	return c.opErr("recv", c.readErr)
@@ -1421,7 +1411,8 @@ func socketWindow(rc syscall.RawConn, inet bool) int {
 }
 
 // Limits: the client enforces every Exchange's deadline itself (the
-// janitor), and keeps at most what the sockets hold in flight.
+// janitor), keeps at most what the sockets hold in flight, and ibsim
+// queues every request (it serves a client's datagrams in order).
 func (c *Client) Limits() transport.Limits {
 	return transport.Limits{Deadline: true, Window: c.window, Queues: true}
 }

@@ -481,10 +481,7 @@ func (e *engine) run(ctx context.Context) error {
 			if e.queues {
 				// nothing to keep apart: the probes in order
 				err = parallel(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(ctx context.Context, i int) error {
-					p := probes[i]
-					err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
-					p.ok = err == nil
-					return err
+					return e.send(ctx, probes[i])
 				})
 			} else {
 				err = parallelApart(ctx, e.gang, e.probeWin, e.cfg.Outstanding, len(probes), func(i int) (int, int) {
@@ -497,8 +494,7 @@ func (e *engine) run(ctx context.Context) error {
 					return sh.released(e.entry[p.parent.Node.Index], p.parent.Num)
 				}, func(ctx context.Context, i int) error {
 					p := probes[i]
-					err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
-					p.ok = err == nil
+					err := e.send(ctx, p)
 					if p.ok && p.parent != nil && p.remotePort == 0 {
 						sh.note(e.entry[p.parent.Node.Index], p.parent.Num, p.info[:])
 					}
@@ -520,6 +516,14 @@ func (e *engine) run(ctx context.Context) error {
 		return fmt.Errorf("%w (%d nodes)", ErrTooManyNodes, e.cfg.MaxNodes)
 	}
 	return nil
+}
+
+// send sends probe p (its NodeInfo along its path) and records whether
+// it answered.
+func (e *engine) send(ctx context.Context, p *probe) error {
+	err := e.q.Get(ctx, p.path, smp.AttrNodeInfo, 0, p.info[:])
+	p.ok = err == nil
+	return err
 }
 
 // phase makes w the window of the SMPs that follow. A fixed window
@@ -627,9 +631,7 @@ func (e *engine) readAndProbe(ctx context.Context, nodes []*model.Node, again []
 		path, _ := n.Path.Extend(num) // (fusable: not past 63 hops)
 		p := &e.slab[int(slots[i])+int(num)-1]
 		*p = probe{parent: pp, path: path}
-		err := e.q.Get(ctx, path, smp.AttrNodeInfo, 0, p.info[:])
-		p.ok = err == nil
-		return err
+		return e.send(ctx, p)
 	})
 	e.chunk = e.chunk[:0]
 	for i := range e.slab[:next] {

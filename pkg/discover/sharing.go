@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 // sharing learns, within one level of probes, which probes cannot lead to
@@ -67,7 +68,7 @@ func (s *sharing) keys(pp *model.PhysPort) (int, int) {
 // note records a NodeInfo answer (info) to a probe leaving by port num of
 // a parent entered by port entry.
 func (s *sharing) note(entry, num uint8, info []byte) {
-	single := info[2] != 2 && info[3] == 1 // not a switch, one port
+	single := info[2] != smp.NodeSwitch && info[3] == 1 // NodeInfo's NodeType and NumPorts: not a switch, one port
 	k := probeClassOf(entry, num)
 	s.mu.Lock()
 	defer s.mu.Unlock()

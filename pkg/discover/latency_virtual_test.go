@@ -29,6 +29,7 @@ var (
 	latencySMA    = flag.Duration("latency-sma", 0, "with -latency-report: the SMA's service time, instead of the model's")
 	latencyHop    = flag.Duration("latency-hop", 0, "with -latency-report: the time per link crossed, instead of the model's")
 	latencyRuns   = flag.Int("latency-runs", 5, "with -latency-report: runs of each window on a fabric with drops (random graphs), whose median is reported")
+	latencyRandom = flag.String("latency-random", "", "with -latency-report: also random irregular graphs, each switches:radix:hosts:seed, separated by commas (e.g. 150:12:4:7)")
 )
 
 // latencyTree is a fabric of the latency-model comparison.
@@ -249,7 +250,19 @@ func printLatencyReport(t *testing.T) {
 	}
 	fmt.Printf("Latency model hop=%v sma=%v fwd=%v VL15=%d, virtual time (testing/synctest)\n\n",
 		benchLatency.Hop, benchLatency.SMA, benchLatency.Fwd, benchLatency.VL15)
-	for _, tree := range latencyTrees {
+	trees := latencyTrees
+	if *latencyRandom != "" {
+		for _, g := range strings.Split(*latencyRandom, ",") {
+			var sw, radix, hosts int
+			var seed uint64
+			if _, err := fmt.Sscanf(g, "%d:%d:%d:%d", &sw, &radix, &hosts, &seed); err != nil {
+				t.Fatalf("-latency-random %q: want switches:radix:hosts:seed", g)
+			}
+			trees = append(trees, latencyTree{name: fmt.Sprintf("%d (random irregular, %d switches of radix %d, seed %d)", sw*(hosts+1), sw, radix, seed),
+				build: func(dir string) (*sim.Fabric, error) { return randomFabric(dir, sw, radix, hosts, seed) }, drops: true})
+		}
+	}
+	for _, tree := range trees {
 		if (testing.Short() && tree.big) || !strings.Contains(tree.name, *latencyOnly) {
 			continue
 		}

@@ -30,6 +30,13 @@ type workerCtx struct {
 	// w is the worker's MAD wrapper, from pool (see mad).
 	w    *model.MADWrapper
 	pool *model.MADPool
+	// The attempt's place in the Querier's flights (under flights.mu),
+	// and whether rush moved its deadline (read by the worker after it
+	// left the flights).
+	fprev, fnext *workerCtx
+	fsent        int64
+	fshift       int // the attempt's number among its SMP's
+	rushed       atomic.Bool
 }
 
 // unarmed is workerCtx.dl when no attempt is armed (mono may be
@@ -163,11 +170,12 @@ func (c *workerCtx) start(now int64, d time.Duration, timed bool) {
 // Only a timed attempt expires (an untimed one leaves its deadline to the
 // transport), so an untimed one is disarmed without locking.
 func (c *workerCtx) disarm() (expired bool) {
-	if !c.timed {
+	if !c.timed && !c.rushed.Load() {
 		c.dl.Store(unarmed)
 		return false
 	}
 	c.timed = false
+	c.rushed.Store(false)
 	c.timer.Stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -177,6 +185,25 @@ func (c *workerCtx) disarm() (expired bool) {
 		return true
 	}
 	return false
+}
+
+// rush brings the armed attempt's deadline forward to dl (mono), timed
+// from now on even if the transport enforces it: an SMP sent after it
+// came back (see flights). Only a listed attempt is rushed, so the
+// worker, which unlists it before disarm, is not arming it meanwhile.
+func (c *workerCtx) rush(dl int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.dl.Load(); cur == unarmed || dl >= cur || c.st.Load().err != nil {
+		return
+	}
+	c.dl.Store(dl)
+	c.rushed.Store(true)
+	if d := dl - mono(); d > 0 {
+		c.timer.Reset(time.Duration(d))
+	} else {
+		c.closeLocked(context.DeadlineExceeded)
+	}
 }
 
 func (c *workerCtx) expire() {

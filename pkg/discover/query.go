@@ -159,6 +159,9 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		short = maxShort
 	}
 	attempts := q.Retries + 1
+	// A transport whose peer queues (ibsim) answers in order and loses
+	// nothing: no attempt there is rushed.
+	rack := wc != nil && !q.FixedTimeout && !q.limits().Queues
 	for attempt := 0; attempt < attempts+short; attempt++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -199,7 +202,15 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			} else {
 				wc.arm(sent, wait)
 			}
+			listed := rack && attempt < short
+			if listed {
+				q.estOf(dlid).fl.push(wc, sent, attempt)
+			}
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
+			if listed {
+				e := q.estOf(dlid)
+				e.fl.end(wc, err == nil, e, rtoLate*q.late.Load())
+			}
 			expired = wc.disarm()
 		} else {
 			actx, cancel := context.WithTimeout(ctx, wait)
@@ -293,6 +304,8 @@ type rttEst struct {
 	rttvar  atomic.Int64 // round-trip variation, ns
 	peakRTT atomic.Int64 // the longest recent round trip, ns (decaying)
 	svc     atomic.Int64 // the least round trip per SMP in flight at its send, ns
+	minRTT  atomic.Int64 // the least round trip, ns
+	fl      flights      // the short attempts in flight (see flights)
 }
 
 // estOf is the estimate for SMPs to dlid.
@@ -372,7 +385,11 @@ func (q *Querier) sampleOf(e *rttEst, d time.Duration, inflight int) {
 		e.srtt.Store(r)
 		e.rttvar.Store(r / 2)
 		e.svc.Store(r / int64(inflight))
+		e.minRTT.Store(r)
 		return
+	}
+	if r < e.minRTT.Load() {
+		e.minRTT.Store(r)
 	}
 	if v := r / int64(inflight); v < e.svc.Load() {
 		e.svc.Store(v)

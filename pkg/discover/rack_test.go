@@ -1,0 +1,194 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// TestFlights: an answer rushes the attempts listed before it (sent
+// earlier), not those after it, each to now plus the wait doubled per
+// earlier attempt of its SMP, and never later than it was due; removal
+// keeps the list and its count whole.
+func TestFlights(t *testing.T) {
+	var f flights
+	ctxs := make([]*workerCtx, 4)
+	for i := range ctxs {
+		ctxs[i] = newWorkerCtx(context.Background())
+		defer ctxs[i].release()
+	}
+	a, b, c, d := ctxs[0], ctxs[1], ctxs[2], ctxs[3]
+	now := mono()
+	for i, x := range ctxs {
+		x.armUntimed(now, time.Hour)
+		f.push(x, now+int64(i)*10, i%2) // b and d are their SMPs' second attempts
+	}
+	f.end(d, false, nil, 0) // the tail
+	if f.n != 3 || f.tail != c || c.fnext != nil {
+		t.Fatalf("after removing the tail: %d listed, tail %p (want %p)", f.n, f.tail, c)
+	}
+	const wait = int64(time.Millisecond)
+	// answered at now, sent after a and b, before c: with 3 listed,
+	// minRTT 100µs and svc 50µs the wait is 2·(100+3·50)µs = 500µs, under
+	// the floor of 1 ms
+	f.rushBefore(now+15, now, int64(100*time.Microsecond), int64(50*time.Microsecond), wait)
+	if got, want := a.dl.Load(), now+wait; got != want {
+		t.Errorf("a (sent before the answer): due %d, want %d", got-now, want-now)
+	}
+	if got, want := b.dl.Load(), now+2*wait; got != want {
+		t.Errorf("b (a second attempt): due %d, want %d", got-now, want-now)
+	}
+	if got, want := c.dl.Load(), now+int64(time.Hour); got != want {
+		t.Errorf("c (sent after the answer): due %d, want %d (not rushed)", got-now, want-now)
+	}
+	// a later answer that would make a due later leaves it as it was
+	f.rushBefore(now+25, now+wait, 0, 0, wait)
+	if got, want := a.dl.Load(), now+wait; got != want {
+		t.Errorf("a rushed again to a later time: due %d, want %d", got-now, want-now)
+	}
+	if got, want := c.dl.Load(), now+2*wait; got != want {
+		t.Errorf("c after an answer sent after it: due %d, want %d", got-now, want-now)
+	}
+	f.end(b, false, nil, 0) // the middle
+	f.end(a, false, nil, 0) // the head
+	if f.n != 1 || f.head != c || f.tail != c || c.fprev != nil {
+		t.Fatalf("after removing the middle and the head: %d listed, head %p tail %p (want %p)", f.n, f.head, f.tail, c)
+	}
+	for _, x := range ctxs {
+		x.disarm()
+	}
+}
+
+// TestRush: a rushed attempt ends at its new deadline even when the
+// transport enforces deadlines itself (no timer was armed), disarm
+// reports it expired and gives the next attempt an open Done; an
+// attempt due already ends at once; an unarmed one is not rushed.
+func TestRush(t *testing.T) {
+	c := newWorkerCtx(context.Background())
+	defer c.release()
+	c.armUntimed(mono(), time.Hour)
+	c.rush(mono() + int64(time.Millisecond))
+	<-c.Done()
+	if !errors.Is(c.Err(), context.DeadlineExceeded) {
+		t.Errorf("rushed attempt: %v", c.Err())
+	}
+	if !c.disarm() {
+		t.Error("disarm did not report the rushed attempt's expiry")
+	}
+	if c.Err() != nil {
+		t.Errorf("after disarm: %v", c.Err())
+	}
+	c.armUntimed(mono(), time.Hour)
+	if c.disarm() {
+		t.Error("an attempt that was not rushed reported expired")
+	}
+	c.arm(mono(), time.Hour)
+	c.rush(mono() - 1)
+	select {
+	case <-c.Done():
+	default:
+		t.Error("an attempt rushed to a past deadline is still open")
+	}
+	if !c.disarm() {
+		t.Error("disarm did not report the expiry")
+	}
+	c.rush(mono() - 1) // unarmed
+	if c.Err() != nil {
+		t.Errorf("an unarmed worker was rushed: %v", c.Err())
+	}
+}
+
+// dropFirst answers every SMP after rtt, except the first attempt of
+// the one along a path whose first port is dead, which it drops (the
+// way a busy SMA's one-packet VL15 buffer does); it records when each
+// attempt along that path was sent. queues makes it state that its peer
+// queues (transport.Limits.Queues), as ibsim does.
+type dropFirst struct {
+	dead   byte
+	rtt    time.Duration
+	queues bool
+	mu     sync.Mutex
+	sent   []time.Time
+}
+
+func (d *dropFirst) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if req[smp.InitPathOff+1] == d.dead {
+		d.mu.Lock()
+		d.sent = append(d.sent, time.Now())
+		first := len(d.sent) == 1
+		d.mu.Unlock()
+		if first {
+			<-ctx.Done()
+			return transport.ErrTimeout
+		}
+	}
+	t := time.NewTimer(d.rtt) // the round trip, on the synctest bubble's clock
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return transport.ErrTimeout
+	}
+	copy(resp, req[:smp.MADSize])
+	resp[3] |= smp.MethodResponseFlag
+	return nil
+}
+
+func (d *dropFirst) Close() error { return nil }
+
+func (d *dropFirst) Limits() transport.Limits { return transport.Limits{Queues: d.queues} }
+
+// TestLostSMPRushed: an SMP dropped while SMPs sent after it come back
+// is resent once those answers show it overdue, well before its short
+// timeout (at least MinRTO, ten round trips here); through a peer that
+// queues (ibsim), which drops nothing, it waits its timeout as before
+// (virtual clock).
+func TestLostSMPRushed(t *testing.T) {
+	for _, queues := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			const rtt = 100 * time.Microsecond
+			tr := &dropFirst{dead: 2, rtt: rtt, queues: queues}
+			q := &Querier{Transport: tr, Timeout: time.Second}
+			ctx := context.Background()
+			path := func(port byte) smp.DRPath {
+				p, _ := smp.DRPath{}.Extend(port)
+				return p
+			}
+			get := func(ctx context.Context, port byte) error {
+				var buf [smp.DataSize]byte
+				return q.Get(ctx, path(port), smp.AttrNodeInfo, 0, buf[:])
+			}
+			// learn the round trip, then send the dead path's SMP and,
+			// 10µs later, four more
+			if err := Parallel(ctx, 1, 10, func(ctx context.Context, i int) error { return get(ctx, 1) }); err != nil {
+				t.Fatal(err)
+			}
+			err := Parallel(ctx, 5, 5, func(ctx context.Context, i int) error {
+				if i == 0 {
+					return get(ctx, 2)
+				}
+				time.Sleep(10 * time.Microsecond)
+				return get(ctx, 1)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.sent) != 2 {
+				t.Fatalf("queues %v: the dropped SMP was sent %d times, want 2", queues, len(tr.sent))
+			}
+			gap := tr.sent[1].Sub(tr.sent[0])
+			if !queues && gap >= MinRTO {
+				t.Errorf("resent after %v, want it rushed: sooner than the short timeout (at least MinRTO %v)", gap, MinRTO)
+			}
+			if queues && gap < MinRTO {
+				t.Errorf("through a peer that queues: resent after %v, want the short timeout (at least MinRTO %v)", gap, MinRTO)
+			}
+		})
+	}
+}

@@ -177,6 +177,9 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		inflight := 1
 		if q.Window != nil {
 			inflight = q.Window.inflight()
+		} else if rack && attempt < short {
+			// a fixed window takes no tokens: count the attempts listed
+			inflight = int(q.estOf(dlid).fl.n.Load()) + 1
 		}
 		if attempt < short {
 			r := q.rtoOf(q.estOf(dlid), timeout, inflight)

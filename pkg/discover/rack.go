@@ -2,6 +2,7 @@ package discover
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // flights are the short attempts in flight of one kind of SMP, in about
@@ -18,7 +19,7 @@ import (
 type flights struct {
 	mu         sync.Mutex
 	head, tail *workerCtx
-	n          int64 // attempts listed
+	n          atomic.Int64 // attempts listed (changed under mu)
 }
 
 // rackLook bounds the attempts one answer looks at.
@@ -34,7 +35,7 @@ func (f *flights) push(c *workerCtx, sent int64, attempt int) {
 		f.head = c
 	}
 	f.tail = c
-	f.n++
+	f.n.Add(1)
 	f.mu.Unlock()
 }
 
@@ -61,7 +62,7 @@ func (f *flights) unlink(c *workerCtx) {
 		f.tail = c.fprev
 	}
 	c.fprev, c.fnext = nil, nil
-	f.n--
+	f.n.Add(-1)
 }
 
 // rushBefore notes an answer, at now, to an SMP sent at sent (mono): an
@@ -71,7 +72,7 @@ func (f *flights) unlink(c *workerCtx) {
 // service of the SMPs still in flight, each taking svc (see rttEst), and
 // at least floor (under mu).
 func (f *flights) rushBefore(sent, now int64, minRTT, svc, floor int64) {
-	wait := max(2*(minRTT+f.n*svc), floor)
+	wait := max(2*(minRTT+f.n.Load()*svc), floor)
 	i := 0
 	for c := f.head; c != nil && i < rackLook; c = c.fnext {
 		i++

@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -30,8 +31,8 @@ func TestFlights(t *testing.T) {
 		f.push(x, now+int64(i)*10, i%2) // b and d are their SMPs' second attempts
 	}
 	f.end(d, false, nil, 0) // the tail
-	if f.n != 3 || f.tail != c || c.fnext != nil {
-		t.Fatalf("after removing the tail: %d listed, tail %p (want %p)", f.n, f.tail, c)
+	if f.n.Load() != 3 || f.tail != c || c.fnext != nil {
+		t.Fatalf("after removing the tail: %d listed, tail %p (want %p)", f.n.Load(), f.tail, c)
 	}
 	const wait = int64(time.Millisecond)
 	// answered at now, sent after a and b, before c: with 3 listed,
@@ -57,8 +58,8 @@ func TestFlights(t *testing.T) {
 	}
 	f.end(b, false, nil, 0) // the middle
 	f.end(a, false, nil, 0) // the head
-	if f.n != 1 || f.head != c || f.tail != c || c.fprev != nil {
-		t.Fatalf("after removing the middle and the head: %d listed, head %p tail %p (want %p)", f.n, f.head, f.tail, c)
+	if f.n.Load() != 1 || f.head != c || f.tail != c || c.fprev != nil {
+		t.Fatalf("after removing the middle and the head: %d listed, head %p tail %p (want %p)", f.n.Load(), f.head, f.tail, c)
 	}
 	for _, x := range ctxs {
 		x.disarm()
@@ -191,4 +192,53 @@ func TestLostSMPRushed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deadlines answers every SMP after rtt and records how long each was
+// given (its deadline, as it was sent).
+type deadlines struct {
+	rtt   time.Duration
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (d *deadlines) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if dl, ok := ctx.Deadline(); ok {
+		d.mu.Lock()
+		d.waits = append(d.waits, time.Until(dl))
+		d.mu.Unlock()
+	}
+	time.Sleep(d.rtt) // the round trip, on the synctest bubble's clock
+	copy(resp, req[:smp.MADSize])
+	resp[3] |= smp.MethodResponseFlag
+	return nil
+}
+
+func (d *deadlines) Close() error { return nil }
+
+// TestFixedWindowQueue: without a Window (a fixed window, whose workers
+// bound the SMPs in flight) a short attempt still allows for the SMPs in
+// flight ahead of it, as the adaptive window's do: 32 sent at once
+// behind a peer that served one at a time in 100µs (learnt one by one)
+// get up to 32 times that, not MinRTO alone (virtual clock).
+func TestFixedWindowQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &deadlines{rtt: 100 * time.Microsecond}
+		q := &Querier{Transport: tr, Timeout: time.Second}
+		one, _ := smp.DRPath{}.Extend(1)
+		get := func(ctx context.Context, i int) error {
+			var buf [smp.DataSize]byte
+			return q.Get(ctx, one, smp.AttrNodeInfo, 0, buf[:])
+		}
+		if err := Parallel(context.Background(), 1, 10, get); err != nil {
+			t.Fatal(err)
+		}
+		tr.waits = nil
+		if err := Parallel(context.Background(), 32, 32, get); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := slices.Max(tr.waits), 2*16*tr.rtt; got < want {
+			t.Errorf("32 SMPs sent at once: the longest short wait %v, want at least %v (twice 16 SMPs ahead at 100µs)", got, want)
+		}
+	})
 }

@@ -156,27 +156,55 @@ func TestWindowLossShare(t *testing.T) {
 	}
 }
 
-// TestWindowPastSlack: past slackWindow the window grows once per round,
-// doubling while every round trip stays within twice the smallest of
-// all, up to its bound; behind a peer that serves one SMP at a time
-// (ibsim: the round trip grows with every SMP in flight, 2µs each here)
-// it stops there, though the round trips stay within flatSlack.
+// TestWindowPastSlack: past slackWindow the window doubles once per
+// round (a window of answers), up to its bound, even where the round
+// trips grow with the SMPs in flight (a queue at one switch's firmware:
+// 2µs more per SMP here); a round that loses more than one SMP in
+// lostGrow does not grow it, and the losses shrink it.
 func TestWindowPastSlack(t *testing.T) {
+	for _, queue := range []bool{false, true} {
+		w := NewWindow(1024, false)
+		b := &busyWindow{t: t, w: w}
+		rounds := 0
+		for i := 0; i < 20000 && w.Size() < 1024; i++ {
+			rtt := 100 * time.Microsecond
+			if queue {
+				rtt += time.Duration(b.held) * 2 * time.Microsecond
+			}
+			size := w.Size()
+			b.end(mono(), rtt, false)
+			if size >= slackWindow && w.Size() > size {
+				rounds++
+				if w.Size() != 2*size {
+					t.Fatalf("queue %v: past %d grew from %d to %d, want it doubled", queue, slackWindow, size, w.Size())
+				}
+			}
+		}
+		if got := w.Size(); got != 1024 {
+			t.Errorf("queue %v: %d, want the bound 1024", queue, got)
+		}
+		if rounds != 4 {
+			t.Errorf("queue %v: past %d it grew %d times, want 4 (64 to 1024)", queue, slackWindow, rounds)
+		}
+	}
+	// a round losing one SMP in 8 (spread out, as structural losses are)
+	// shrinks the window and does not grow it
 	w := NewWindow(1024, false)
 	b := &busyWindow{t: t, w: w}
-	for i := 0; i < 5000 && w.Size() < 1024; i++ {
+	for i := 0; i < 20000 && w.Size() < 256; i++ {
 		b.end(mono(), 100*time.Microsecond, false)
 	}
-	if got := w.Size(); got != 1024 {
-		t.Errorf("flat round trips: %d, want the bound 1024", got)
+	if got := w.Size(); got != 256 {
+		t.Fatalf("lossless: %d, want 256", got)
 	}
-	w = NewWindow(1024, false)
-	b = &busyWindow{t: t, w: w}
-	for i := 0; i < 20000; i++ {
-		b.end(mono(), time.Duration(b.held)*2*time.Microsecond, false)
+	for i := 0; i < 4*256; i++ {
+		b.end(mono()-1, 100*time.Microsecond, i%8 == 0)
+		if w.Size() > 256 {
+			t.Fatalf("a round losing 1 SMP in 8 grew the window to %d", w.Size())
+		}
 	}
-	if got := w.Size(); got != slackWindow {
-		t.Errorf("round trips growing with the SMPs in flight: %d, want %d", got, slackWindow)
+	if got := w.Size(); got >= 256 {
+		t.Errorf("after losing 1 SMP in 8 for 4 rounds: %d, want it shrunk below 256", got)
 	}
 }
 

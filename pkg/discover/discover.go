@@ -28,9 +28,11 @@
 //
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
-// TCP's congestion window does (grow while round trips stay flat, shrink
-// on a loss in proportion to the share lost), and the first attempts of an SMP wait a timeout estimated
-// from the round trips, so a loss costs a few round trips.
+// TCP's congestion window does (grow while round trips stay flat, and
+// past 64 while few SMPs are lost; shrink on a loss in proportion to the
+// share lost), and the first attempts of an SMP wait a timeout estimated
+// from the round trips and the SMPs in flight, cut short once SMPs sent
+// after it have come back, so a loss costs a few round trips.
 package discover
 
 import (
@@ -47,10 +49,10 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
-// Defaults of Config. DefaultOutstanding bounds the adaptive window only
-// where the user gave no -o: past 64 the window grows only while round
-// trips stay flat without slack (see Window), so it reaches this bound
-// only on a fabric that serializes nothing.
+// Defaults of Config. DefaultOutstanding bounds the adaptive window
+// where the user gave no -o: past 64 the window doubles once per round
+// while few SMPs are lost (see Window), so it reaches this bound on a
+// fabric with SMPs enough to fill it that does not drop them.
 const (
 	DefaultOutstanding = 1024
 	DefaultTimeout     = time.Second

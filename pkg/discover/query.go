@@ -160,8 +160,11 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	}
 	attempts := q.Retries + 1
 	// A transport whose peer queues (ibsim) answers in order and loses
-	// nothing: no attempt there is rushed.
-	rack := wc != nil && !q.FixedTimeout && !q.limits().Queues
+	// nothing, and one that answers at once (the embedded simulator
+	// without its latency model) has nothing in flight: no attempt there
+	// is rushed (see flights), nor costs the bookkeeping.
+	lim := q.limits()
+	rack := wc != nil && !q.FixedTimeout && !lim.Queues && !lim.Immediate
 	for attempt := 0; attempt < attempts+short; attempt++ {
 		if ctx.Err() != nil {
 			return ctx.Err()

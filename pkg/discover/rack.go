@@ -79,6 +79,8 @@ func (f *flights) rushBefore(sent, now int64, minRTT, svc, floor int64) {
 		if c.fsent >= sent {
 			break // listed in about the order sent
 		}
-		c.rush(now + wait<<c.fshift)
+		if dl := now + wait<<c.fshift; dl < c.dl.Load() {
+			c.rush(dl)
+		}
 	}
 }

@@ -108,14 +108,13 @@ func TestRush(t *testing.T) {
 // dropFirst answers every SMP after rtt, except the first attempt of
 // the one along a path whose first port is dead, which it drops (the
 // way a busy SMA's one-packet VL15 buffer does); it records when each
-// attempt along that path was sent. queues makes it state that its peer
-// queues (transport.Limits.Queues), as ibsim does.
+// attempt along that path was sent. lim is what it states of itself.
 type dropFirst struct {
-	dead   byte
-	rtt    time.Duration
-	queues bool
-	mu     sync.Mutex
-	sent   []time.Time
+	dead byte
+	rtt  time.Duration
+	lim  transport.Limits
+	mu   sync.Mutex
+	sent []time.Time
 }
 
 func (d *dropFirst) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
@@ -143,18 +142,19 @@ func (d *dropFirst) Exchange(ctx context.Context, dlid uint16, req, resp []byte)
 
 func (d *dropFirst) Close() error { return nil }
 
-func (d *dropFirst) Limits() transport.Limits { return transport.Limits{Queues: d.queues} }
+func (d *dropFirst) Limits() transport.Limits { return d.lim }
 
 // TestLostSMPRushed: an SMP dropped while SMPs sent after it come back
 // is resent once those answers show it overdue, well before its short
 // timeout (at least MinRTO, ten round trips here); through a peer that
-// queues (ibsim), which drops nothing, it waits its timeout as before
-// (virtual clock).
+// queues (ibsim), which drops nothing, or a transport that answers at
+// once, it waits its timeout as before (virtual clock).
 func TestLostSMPRushed(t *testing.T) {
-	for _, queues := range []bool{false, true} {
+	for _, lim := range []transport.Limits{{}, {Queues: true}, {Immediate: true}} {
 		synctest.Test(t, func(t *testing.T) {
 			const rtt = 100 * time.Microsecond
-			tr := &dropFirst{dead: 2, rtt: rtt, queues: queues}
+			tr := &dropFirst{dead: 2, rtt: rtt, lim: lim}
+			rushed := lim == (transport.Limits{})
 			q := &Querier{Transport: tr, Timeout: time.Second}
 			ctx := context.Background()
 			path := func(port byte) smp.DRPath {
@@ -181,14 +181,14 @@ func TestLostSMPRushed(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(tr.sent) != 2 {
-				t.Fatalf("queues %v: the dropped SMP was sent %d times, want 2", queues, len(tr.sent))
+				t.Fatalf("%+v: the dropped SMP was sent %d times, want 2", lim, len(tr.sent))
 			}
 			gap := tr.sent[1].Sub(tr.sent[0])
-			if !queues && gap >= MinRTO {
+			if rushed && gap >= MinRTO {
 				t.Errorf("resent after %v, want it rushed: sooner than the short timeout (at least MinRTO %v)", gap, MinRTO)
 			}
-			if queues && gap < MinRTO {
-				t.Errorf("through a peer that queues: resent after %v, want the short timeout (at least MinRTO %v)", gap, MinRTO)
+			if !rushed && gap < MinRTO {
+				t.Errorf("%+v: resent after %v, want the short timeout (at least MinRTO %v)", lim, gap, MinRTO)
 			}
 		})
 	}

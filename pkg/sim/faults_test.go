@@ -427,13 +427,13 @@ func TestEndpointLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if got := transport.LimitsOf(tr).Window; got != syncWindow {
-		t.Errorf("without the latency model: window %d, want %d", got, syncWindow)
+	if got := transport.LimitsOf(tr); got.Window != syncWindow || !got.Immediate {
+		t.Errorf("without the latency model: window %d, immediate %v; want %d, true", got.Window, got.Immediate, syncWindow)
 	}
 	if err := f.SetLatency(&Latency{Hop: time.Microsecond, SMA: time.Microsecond, VL15: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := transport.LimitsOf(tr).Window; got != 0 {
-		t.Errorf("with the latency model: window %d, want none", got)
+	if got := transport.LimitsOf(tr); got.Window != 0 || got.Immediate {
+		t.Errorf("with the latency model: window %d, immediate %v; want none, false", got.Window, got.Immediate)
 	}
 }

@@ -520,16 +520,16 @@ func (e *Endpoint) Node() string { return e.node }
 const syncWindow = 64
 
 // Limits states the endpoint's limits. Without the latency model an SMP
-// is answered at once, in the caller's goroutine: nothing is ever in
-// flight, and SMPs at once only share the CPUs. Its Window is then
-// syncWindow (discovering 2,144 nodes at windows 2 to 64 takes the same
-// time; at 1024, half as long again and 3 MB more). With the model SMPs
-// take the fabric's time, and it states no window.
+// is answered at once, in the caller's goroutine (Immediate): nothing is
+// ever in flight, and SMPs at once only share the CPUs. Its Window is
+// then syncWindow (discovering 2,144 nodes at windows 2 to 64 takes the
+// same time; at 1024, half as long again and 3 MB more). With the model
+// SMPs take the fabric's time, and it states no window.
 func (e *Endpoint) Limits() transport.Limits {
 	if e.f.fs.lat.Load() != nil {
 		return transport.Limits{}
 	}
-	return transport.Limits{Window: syncWindow}
+	return transport.Limits{Window: syncWindow, Immediate: true}
 }
 
 // Slot returns the client number written into TID bits 63..48 of every

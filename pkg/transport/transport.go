@@ -86,6 +86,11 @@ type Limits struct {
 	// whose VL15 buffer holds one packet, drops an SMP that arrives
 	// while it is busy.
 	Queues bool
+	// Immediate: Exchange answers, or fails, in the caller's goroutine
+	// without waiting for a peer (the embedded simulator without its
+	// latency model): nothing is ever in flight long enough to be
+	// taken for lost before its timeout.
+	Immediate bool
 }
 
 // Limiter is a Transport that states its Limits.

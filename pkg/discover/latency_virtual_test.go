@@ -62,6 +62,22 @@ var latencyTrees = []latencyTree{
 	{name: "1,400 (random irregular, 200 switches, seed 4)", build: func(dir string) (*sim.Fabric, error) {
 		return randomFabric(dir, 200, 16, 6, 4)
 	}, big: true, drops: true},
+	// five more, of other sizes, radixes and host counts
+	{name: "750 (random irregular, 150 switches of radix 12, seed 7)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 150, 12, 4, 7)
+	}, big: true, drops: true},
+	{name: "2,100 (random irregular, 300 switches of radix 16, seed 11)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 300, 16, 6, 11)
+	}, big: true, drops: true},
+	{name: "320 (random irregular, 80 switches of radix 8, seed 13)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 80, 8, 3, 13)
+	}, big: true, drops: true},
+	{name: "2,750 (random irregular, 250 switches of radix 24, seed 17)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 250, 24, 10, 17)
+	}, big: true, drops: true},
+	{name: "2,520 (random irregular, 120 switches of radix 36, seed 19)", build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, 120, 36, 20, 19)
+	}, big: true, drops: true},
 }
 
 // randomFabric writes and loads a random irregular fabric: switches

@@ -227,6 +227,11 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		Group:          c.Bool("grouping"),
 		Warn:           func(msg string) { fmt.Fprintf(stderr, "%s %s\n", paint.Warn("ibdiscover: warning:"), msg) },
 	}
+	if names.Len() == 0 {
+		// every name is the description: the renderer appends it in
+		// place instead of making a string per line
+		opts.Name = nil
+	}
 	write := func(w io.Writer) error {
 		switch sel.kind {
 		case outList:

@@ -350,11 +350,12 @@ func keptBits(roundTrip func(in, out *[smp.DataSize]byte)) (kept [smp.DataSize]b
 	return kept
 }
 
-// outsideBits reports whether b has a bit set outside mask.
+// outsideBits reports whether b has a bit set outside mask (eight bytes
+// at a time).
 func outsideBits(b, mask *[smp.DataSize]byte) bool {
-	var or byte
-	for i := range b {
-		or |= b[i] &^ mask[i]
+	var or uint64
+	for i := 0; i < smp.DataSize; i += 8 {
+		or |= binary.LittleEndian.Uint64(b[i:]) &^ binary.LittleEndian.Uint64(mask[i:])
 	}
 	return or != 0
 }

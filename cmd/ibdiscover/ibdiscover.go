@@ -201,12 +201,18 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		s.Note(stderr, "ibdiscover", "attached to "+fab.Desc)
 
 		prog := progress.New(stderr, c.Bool("show"))
-		cfg.Progress = prog.Node
+		// (the hooks only where they are used: a call per SMP and a
+		// Progress per answer cost nothing when nothing is shown)
+		if prog.Bar() {
+			cfg.Progress = prog.Node
+			cfg.Sent = prog.SMP
+		}
 		if cliapp.TestHooked() {
 			cfg.Progress = func(p discover.Progress) { cliapp.TestEvent("node"); prog.Node(p) }
 		}
-		cfg.IBNetDiscoverProgress = prog.Replayed
-		cfg.Sent = prog.SMP
+		if prog.Lines() {
+			cfg.IBNetDiscoverProgress = prog.Replayed
+		}
 		res, err = discover.Discover(c.Context, fab, cfg)
 		prog.Done()
 		if err != nil {
@@ -226,6 +232,11 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		Name:           namer,
 		Group:          c.Bool("grouping"),
 		Warn:           func(msg string) { fmt.Fprintf(stderr, "%s %s\n", paint.Warn("ibdiscover: warning:"), msg) },
+	}
+	if names.Len() == 0 {
+		// every name is the description: the renderer appends it in
+		// place instead of making a string per line
+		opts.Name = nil
 	}
 	write := func(w io.Writer) error {
 		switch sel.kind {

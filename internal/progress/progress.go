@@ -42,6 +42,13 @@ func New(w io.Writer, lines bool) *Reporter {
 	return r
 }
 
+// Bar reports whether r draws the bar (the only user of SMP and Node).
+func (r *Reporter) Bar() bool { return r.tty }
+
+// Lines reports whether r prints ibnetdiscover's -s lines (the only use
+// of Replayed).
+func (r *Reporter) Lines() bool { return r.lines }
+
 // SMP counts one SMP sent.
 func (r *Reporter) SMP() { r.smps.Add(1) }
 

@@ -121,9 +121,14 @@ type Config struct {
 	// work for them, as ibnetdiscover's -o does.
 	FixedWindow bool
 	// Timeout is the per-attempt SMP timeout (default 1 s). A first
-	// attempt waits less unless FixedTimeout is set: see Querier.
+	// attempt waits less unless FixedTimeout is set or the transport's
+	// peer queues: see Querier.
 	Timeout time.Duration
-	// FixedTimeout makes every attempt wait the whole Timeout.
+	// FixedTimeout makes every attempt wait the whole Timeout. It is
+	// implied where the transport's peer queues (transport.Limits.Queues,
+	// as ibsim): such a peer answers every SMP (a drop too, at once), so
+	// an answer not yet come is one waiting behind others (a descheduled
+	// ibsim), and a short attempt's resend would only queue behind it.
 	FixedTimeout bool
 	// Retries is the number of further attempts after a timeout (default 3;
 	// a negative value means none).
@@ -401,7 +406,7 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		probeWin: NewWindow(cfg.Outstanding, fixed),
 		readWin:  NewWindow(cfg.Outstanding, fixed),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
-			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
+			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout || lim.Queues},
 		cfg:      cfg,
 		fab:      model.NewFabric(),
 		answered: make(map[*model.PhysPort]uint64),

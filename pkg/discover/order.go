@@ -32,11 +32,12 @@ func mlnxEPIDevice(id uint16) bool {
 // ExtendedPortInfo of pp: a Mellanox device, the port LinkUp at QDR with
 // no extended speed active.
 func wantsMlnxEPI(pp *model.PhysPort) bool {
-	if !mlnxEPIDevice(pp.Node.Info.DeviceID) || !pp.HasInfo {
+	// (the port's own fields first: they rule out most ports at once)
+	pi := &pp.Info
+	if !pp.HasInfo || pi.PortPhysicalState != smp.PhysLinkUp || pi.LinkSpeedActive != smp.SpeedQDR {
 		return false
 	}
-	pi := &pp.Info
-	if pi.PortPhysicalState != smp.PhysLinkUp || pi.LinkSpeedActive != smp.SpeedQDR {
+	if !mlnxEPIDevice(pp.Node.Info.DeviceID) {
 		return false
 	}
 	return extSpeedActive(pp) == 0

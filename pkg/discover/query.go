@@ -546,7 +546,7 @@ func (g *gang) stop() {
 // stay reports whether the calling worker should take another job; a
 // worker beyond the window leaves (and no longer counts as running).
 func (c *crew) stay() bool {
-	if c.win == nil {
+	if c.win == nil || c.win.fixed { // (a fixed window keeps its size)
 		return true
 	}
 	for {
@@ -563,7 +563,7 @@ func (c *crew) stay() bool {
 // grow adds workers up to what the window calls for (called by a running
 // worker, so the WaitGroup cannot be at zero).
 func (c *crew) grow() {
-	if c.win == nil {
+	if c.win == nil || c.win.fixed {
 		return
 	}
 	for {

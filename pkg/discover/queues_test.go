@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -342,6 +343,53 @@ func TestWindowFor(t *testing.T) {
 		}
 		if w.Max() != c.wantMax || w.Size() != wantSize {
 			t.Errorf("%+v, max %d: window max %d size %d, want %d and %d", c.lim, c.max, w.Max(), w.Size(), c.wantMax, wantSize)
+		}
+	}
+}
+
+// shortest is a transport stating lim that records the least time an
+// attempt was given (its ctx's deadline less the time it was sent).
+type shortest struct {
+	transport.Transport
+	lim   transport.Limits
+	least atomic.Int64 // ns; 0 until an attempt with a deadline
+}
+
+func (s *shortest) Limits() transport.Limits { return s.lim }
+
+func (s *shortest) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if d, ok := ctx.Deadline(); ok {
+		left := int64(time.Until(d))
+		for {
+			m := s.least.Load()
+			if m != 0 && m <= left || s.least.CompareAndSwap(m, left) {
+				break
+			}
+		}
+	}
+	return s.Transport.Exchange(ctx, dlid, req, resp)
+}
+
+// A peer that queues answers every SMP (a drop too, at once), so every
+// attempt waits the full timeout there: a short attempt's resend would
+// only queue behind the answer it gave up on. Elsewhere the first
+// attempts wait a few round trips.
+func TestQueuesFullTimeout(t *testing.T) {
+	const timeout = time.Minute
+	for _, queues := range []bool{true, false} {
+		s := &shortest{Transport: fatTree8(t), lim: transport.Limits{Queues: queues}}
+		res, err := Discover(context.Background(), s, Config{Outstanding: 16, Timeout: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		least := time.Duration(s.least.Load())
+		switch {
+		case queues && res.Retries != 0:
+			t.Errorf("queues: %d retries on a healthy fabric", res.Retries)
+		case queues && least < timeout/2:
+			t.Errorf("queues: an attempt was given %v, want the full %v", least, timeout)
+		case !queues && least >= timeout/2:
+			t.Errorf("no queues: every attempt was given at least %v, want short first attempts", least)
 		}
 	}
 }

@@ -197,13 +197,26 @@ func newCall() *call {
 	cl := &call{done: make(chan struct{}, 1)}
 	cl.write = func(fd uintptr) bool {
 		for {
-			_, cl.werr = unix.Write(int(fd), cl.out[:])
+			cl.werr = writeNB(int(fd), cl.out[:])
 			if cl.werr != unix.EINTR {
 				return true
 			}
 		}
 	}
 	return cl
+}
+
+// writeNB writes b to the non-blocking descriptor fd as one datagram.
+// It is a raw system call: the call never blocks (a full socket is
+// EAGAIN), so the runtime's bookkeeping for a call that might (handing
+// the P off, and waking sysmon, which then polls every 20 µs for as
+// long as the process runs) would be spent for nothing on every SMP.
+func writeNB(fd int, b []byte) error {
+	_, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 var callPool = sync.Pool{New: func() any { return newCall() }}
@@ -959,7 +972,8 @@ func (c *Client) reader() {
 	var rerr error
 	read := func(fd uintptr) bool {
 		for {
-			r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&msgs[0])), readBatch, unix.MSG_DONTWAIT, 0, 0)
+			// raw, as writeNB: MSG_DONTWAIT never blocks.
+			r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&msgs[0])), readBatch, unix.MSG_DONTWAIT, 0, 0)
 			switch e {
 			case 0:
 				n, rerr = int(r), nil
@@ -1095,7 +1109,7 @@ func (c *Client) write(cl *call) error {
 	}
 	var err error
 	for {
-		if _, err = unix.Write(fd, cl.out[:]); err != unix.EINTR {
+		if err = writeNB(fd, cl.out[:]); err != unix.EINTR {
 			break
 		}
 	}

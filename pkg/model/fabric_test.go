@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unsafe"
@@ -396,5 +397,54 @@ func TestRecordSizes(t *testing.T) {
 	}
 	if s := unsafe.Sizeof(PhysPort{}); s > 144 {
 		t.Errorf("PhysPort is %d bytes, want at most 144", s)
+	}
+}
+
+// SetInfo's mask of the bits a PortInfo keeps through decoding and
+// re-encoding says "differs" exactly where the re-encoding differs, for
+// every single bit and for random PortInfos; and RawInfo gives back what
+// was received either way.
+func TestPortInfoKeptBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 18))
+	var inputs [][smp.DataSize]byte
+	for i := 0; i < smp.DataSize*8; i++ {
+		var b [smp.DataSize]byte
+		b[i/8] = 1 << (i % 8)
+		inputs = append(inputs, b)
+	}
+	for range 20000 {
+		var b [smp.DataSize]byte
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		if rng.IntN(2) == 0 { // mostly valid: reserved bits clear
+			for i := range b {
+				b[i] &= portInfoKept[i]
+			}
+			b[rng.IntN(len(b))] |= byte(rng.Uint32()) & byte(rng.Uint32())
+		}
+		inputs = append(inputs, b)
+	}
+	for _, in := range inputs {
+		var pi smp.PortInfo
+		if err := pi.UnmarshalBinary(in[:]); err != nil {
+			t.Fatal(err)
+		}
+		var enc [smp.DataSize]byte
+		pi.MarshalTo(enc[:])
+		want := enc != in
+		if got := outsideBits(&in, &portInfoKept); got != want {
+			t.Fatalf("PortInfo % x: mask says differs=%v, re-encoding %v", in, got, want)
+		}
+		pp := &PhysPort{}
+		if err := pp.SetInfo(in[:]); err != nil {
+			t.Fatal(err)
+		}
+		if (pp.rawInfo != nil) != want {
+			t.Fatalf("PortInfo % x: kept raw %v, want %v", in, pp.rawInfo != nil, want)
+		}
+		if got := pp.RawInfo(); got != in {
+			t.Fatalf("RawInfo = % x, want % x", got, in)
+		}
 	}
 }

@@ -152,6 +152,22 @@ func (d *NodeDescription) String() string {
 	return string(b)
 }
 
+// AppendTo appends the description as String returns it.
+func (d *NodeDescription) AppendTo(b []byte) []byte {
+	n := 0
+	for n < len(d) && d[n] != 0 {
+		n++
+	}
+	k := len(b)
+	b = append(b, d[:n]...)
+	for i, c := range b[k:] {
+		if c < 0x20 || c > 0x7e {
+			b[k+i] = ' '
+		}
+	}
+	return b
+}
+
 // SwitchInfo is the SwitchInfo attribute (0x0012), 20 bytes used.
 type SwitchInfo struct {
 	LinearFDBCap               uint16

@@ -126,12 +126,16 @@ func AppendNodeID(b []byte, nodeType uint8, guid uint64) []byte {
 	return appendHex16(b, guid)
 }
 
+// appendHex16 appends v as 16 lower-case hex digits (filled in a fixed
+// array and appended at once: one capacity check, not sixteen).
 func appendHex16(b []byte, v uint64) []byte {
 	const digits = "0123456789abcdef"
-	for i := 60; i >= 0; i -= 4 {
-		b = append(b, digits[(v>>uint(i))&0xF])
+	var a [16]byte
+	for i := 15; i >= 0; i-- {
+		a[i] = digits[v&0xF]
+		v >>= 4
 	}
-	return b
+	return append(b, a[:]...)
 }
 
 // PortsTypeToken is the node type of ibnetdiscover -p: "SW", "CA", "RT", "??".

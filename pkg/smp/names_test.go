@@ -259,3 +259,41 @@ func TestLibibmadTexts(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeDescriptionAppendTo(t *testing.T) {
+	long := strings.Repeat("x", 64)
+	for _, tc := range []struct{ raw, want string }{
+		{"", ""},
+		{"sw1 leaf", "sw1 leaf"},
+		{"a\x01b\x7fc\xffd", "a b c d"},
+		{"head\x00tail", "head"},
+		{long, long},
+		{"\tlead", " lead"},
+	} {
+		var d NodeDescription
+		copy(d[:], tc.raw)
+		got := string(d.AppendTo([]byte("pre:")))
+		if got != "pre:"+tc.want {
+			t.Errorf("AppendTo(%q) = %q, want %q", tc.raw, got, "pre:"+tc.want)
+		}
+		if s := d.String(); s != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.raw, s, tc.want)
+		}
+	}
+}
+
+func TestAppendNodeIDDigits(t *testing.T) {
+	for _, tc := range []struct {
+		guid uint64
+		want string
+	}{
+		{0, "S-0000000000000000"},
+		{0x0002c9030000abcd, "S-0002c9030000abcd"},
+		{0xffffffffffffffff, "S-ffffffffffffffff"},
+		{0x123456789abcdef0, "S-123456789abcdef0"},
+	} {
+		if got := string(AppendNodeID(nil, NodeSwitch, tc.guid)); got != tc.want {
+			t.Errorf("AppendNodeID(%#x) = %q, want %q", tc.guid, got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/ibfabric/ibdiag/pkg/chassis"
 	"io"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -44,14 +45,38 @@ func appendNodeID(b []byte, n *model.Node) []byte {
 	return smp.AppendNodeID(b, n.Type(), n.GUID())
 }
 
+const hexDigits = "0123456789abcdef"
+
+// appendHex16 appends v as 16 lower-case hex digits.
 func appendHex16(b []byte, v uint64) []byte {
-	for i := 60; i >= 0; i -= 4 {
-		b = append(b, "0123456789abcdef"[(v>>uint(i))&0xF])
+	var a [16]byte
+	for i := 15; i >= 0; i-- {
+		a[i] = hexDigits[v&0xF]
+		v >>= 4
 	}
-	return b
+	return append(b, a[:]...)
 }
 
-func appendHex(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 16) }
+// appendHex appends v in lower-case hex without leading zeros (as
+// strconv.AppendUint(b, v, 16), without its general loop).
+func appendHex(b []byte, v uint64) []byte {
+	n := max(1, (bits.Len64(v)+3)/4)
+	var a [16]byte
+	for i := n - 1; i >= 0; i-- {
+		a[i] = hexDigits[v&0xF]
+		v >>= 4
+	}
+	return append(b, a[:n]...)
+}
+
+// appendName appends the name printed for n: o.Name's, or without one
+// its NodeDescription, appended in place (no string per line).
+func appendName(b []byte, o *Options, n *model.Node) []byte {
+	if o.Name == nil {
+		return n.Desc.AppendTo(b)
+	}
+	return append(b, o.Name(n)...)
+}
 
 // appendHeader appends the topology file's header block.
 func appendHeader(b []byte, f *model.Fabric, o *Options) []byte {
@@ -86,9 +111,6 @@ func appendHeader(b []byte, f *model.Fabric, o *Options) []byte {
 // Options.Group the nodes sharing a SystemImageGUID are grouped into
 // chassis first, as ibnetdiscover -g does.
 func WriteTopology(w io.Writer, f *model.Fabric, o Options) error {
-	if o.Name == nil {
-		o.Name = DescName
-	}
 	// One buffer, written out whenever it holds 32 KiB: the whole
 	// output's only allocation (a node's lines fit in the rest).
 	b := appendHeader(make([]byte, 0, 48<<10), f, &o)
@@ -276,7 +298,7 @@ func appendSwitchDetail(b []byte, n *model.Node, o *Options, prefix string) []by
 	b = append(b, " \""...)
 	b = appendNodeID(b, n)
 	b = append(b, "\"\t\t# \""...)
-	b = append(b, o.Name(n)...)
+	b = appendName(b, o, n)
 	b = append(b, "\" "...)
 	if n.SwitchInfo.EnhancedPort0 {
 		b = append(b, "enhanced"...)
@@ -351,7 +373,7 @@ func appendSwitchPort(b []byte, pp *model.PhysPort, o *Options, g *chassis.Group
 		b = append(b, ") "...)
 	}
 	b = append(b, "\t\t# \""...)
-	b = append(b, o.Name(r.Node)...)
+	b = appendName(b, o, r.Node)
 	b = append(b, "\" lid "...)
 	b = strconv.AppendInt(b, int64(remoteLID(r)), 10)
 	b = append(b, ' ')
@@ -413,7 +435,7 @@ func appendCAPort(b []byte, pp *model.PhysPort, o *Options, g *chassis.Grouping,
 	b = append(b, " lmc "...)
 	b = strconv.AppendInt(b, int64(pp.Info.LMC), 10)
 	b = append(b, " \""...)
-	b = append(b, o.Name(r.Node)...)
+	b = appendName(b, o, r.Node)
 	b = append(b, "\" lid "...)
 	b = strconv.AppendInt(b, int64(remoteLID(r)), 10)
 	b = append(b, ' ')

@@ -42,15 +42,15 @@ func SMPClass(class uint8) bool { return class == 0x01 || class == 0x81 }
 // ErrReadOnly, wrapped in an *OpError, without sending it. The tools open
 // their fabric this way unless the user asks for a Set explicitly.
 func ReadOnly(t Transport) Transport {
-	if _, ok := t.(readOnly); ok {
+	if _, ok := t.(*readOnly); ok {
 		return t
 	}
-	return readOnly{t}
+	return &readOnly{t}
 }
 
 type readOnly struct{ Transport }
 
-func (r readOnly) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+func (r *readOnly) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
 	if IsSet(req) {
 		return &OpError{Op: "send", Err: ErrReadOnly}
 	}
@@ -60,7 +60,7 @@ func (r readOnly) Exchange(ctx context.Context, dlid uint16, req, resp []byte) e
 // Unwrap returns the transport behind a read-only wrapper (t itself when
 // it is not one).
 func Unwrap(t Transport) Transport {
-	if r, ok := t.(readOnly); ok {
+	if r, ok := t.(*readOnly); ok {
 		return r.Transport
 	}
 	return t

@@ -406,7 +406,7 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		probeWin: NewWindow(cfg.Outstanding, fixed),
 		readWin:  NewWindow(cfg.Outstanding, fixed),
 		q: &Querier{Transport: tr, Timeout: cfg.Timeout, Retries: cfg.Retries,
-			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout || lim.Queues},
+			MKey: cfg.MKey, Pool: cfg.Pool, Sent: cfg.Sent, FixedTimeout: cfg.FixedTimeout},
 		cfg:      cfg,
 		fab:      model.NewFabric(),
 		answered: make(map[*model.PhysPort]uint64),

@@ -38,6 +38,10 @@ type Querier struct {
 	// SMPs that arrive while it is busy) costs a few round trips, not a
 	// whole Timeout; once the doubled wait reaches half the Timeout it is
 	// resent with the full Timeout, and Retries more times after that.
+	// Through a transport whose peer queues (transport.Limits.Queues:
+	// ibsim, which answers every SMP, a drop at once with status 110) every
+	// attempt waits the full Timeout, as with FixedTimeout: an answer not
+	// yet come waits behind others, and a resend would only queue behind it.
 	FixedTimeout bool
 
 	limOnce sync.Once
@@ -154,17 +158,16 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	// Short first attempts (a timeout estimated from the round trips,
 	// doubled on each loss) do not use up retries: after them the SMP
 	// still gets Retries+1 attempts of the full Timeout.
+	lim := q.limits()
 	short := 0
-	if !q.FixedTimeout {
+	if !q.FixedTimeout && !lim.Queues {
 		short = maxShort
 	}
 	attempts := q.Retries + 1
-	// A transport whose peer queues (ibsim) answers in order and loses
-	// nothing, and one that answers at once (the embedded simulator
-	// without its latency model) has nothing in flight: no attempt there
-	// is rushed (see flights), nor costs the bookkeeping.
-	lim := q.limits()
-	rack := wc != nil && !q.FixedTimeout && !lim.Queues && !lim.Immediate
+	// A transport that answers at once (the embedded simulator without
+	// its latency model) has nothing in flight: no attempt there is
+	// rushed (see flights), nor costs the bookkeeping.
+	rack := wc != nil && short > 0 && !lim.Immediate
 	for attempt := 0; attempt < attempts+short; attempt++ {
 		if ctx.Err() != nil {
 			return ctx.Err()

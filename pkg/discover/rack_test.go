@@ -147,15 +147,16 @@ func (d *dropFirst) Limits() transport.Limits { return d.lim }
 // TestLostSMPRushed: an SMP dropped while SMPs sent after it come back
 // is resent once those answers show it overdue, well before its short
 // timeout (at least MinRTO, ten round trips here); through a peer that
-// queues (ibsim), which drops nothing, or a transport that answers at
-// once, it waits its timeout as before (virtual clock).
+// queues (ibsim), which drops nothing and gets only full attempts, or a
+// transport that answers at once, it waits its timeout as before
+// (virtual clock).
 func TestLostSMPRushed(t *testing.T) {
 	for _, lim := range []transport.Limits{{}, {Queues: true}, {Immediate: true}} {
 		synctest.Test(t, func(t *testing.T) {
 			const rtt = 100 * time.Microsecond
 			tr := &dropFirst{dead: 2, rtt: rtt, lim: lim}
 			rushed := lim == (transport.Limits{})
-			q := &Querier{Transport: tr, Timeout: time.Second}
+			q := &Querier{Transport: tr, Timeout: time.Second, Retries: 1} // (through a peer that queues, every attempt is a full one)
 			ctx := context.Background()
 			path := func(port byte) smp.DRPath {
 				p, _ := smp.DRPath{}.Extend(port)

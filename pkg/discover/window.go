@@ -17,12 +17,14 @@ import (
 // once per window of SMPs.
 //
 // Past slackWindow it doubles once per round (a window of answers) in
-// which at most one SMP in lostGrow was lost, whether or not the round
-// trips rose: there, a queue at one switch's firmware costs nothing
-// more, since every short timeout allows for the SMPs in flight (rtoOf)
-// and a lost SMP is resent once SMPs sent after it have come back
-// (flights), while an irregular fabric, whose SMPs spread over many
-// switches, still gains from more of them in flight.
+// which at most one SMP in lostGrow was lost and the round trips took on
+// average at most queueGrow times the smallest of all: there a queue at
+// one switch's firmware costs no needless resends, since every short
+// timeout allows for the SMPs in flight (rtoOf) and a lost SMP is resent
+// once SMPs sent after it have come back (flights), and an irregular
+// fabric, whose SMPs spread over many switches, gains from more of them
+// in flight; but a queue that holds each SMP for several round trips
+// only delays the fabric's other SMPs (the SM's) and the host.
 //
 // It shrinks as DCTCP does, in proportion to the share of SMPs lost: by
 // half of lossShare, a running average of the fraction lost per window
@@ -43,10 +45,12 @@ type Window struct {
 	tokens   int           // tokens in circulation (the current limit)
 	debt     int           // tokens to withdraw as they come back
 	minRTT   time.Duration // the smallest round trip of this phase
+	baseRTT  time.Duration // the smallest round trip of all
 	cut      int64         // when the window was last cut (mono)
 	share    float64       // lossShare: running average of the fraction lost per round (window of answers)
 	round    int           // SMPs ended in the current round (a window of them)
 	lost     int           // of which lost
+	sumRTT   time.Duration // the round trips of the others
 	peak     int
 	losses   int64
 	size     atomic.Int32 // tokens - debt, for readers without mu
@@ -67,6 +71,10 @@ const slackWindow = 64
 // parents probing one node at once, stay well below that share: 1-2 %
 // on random irregular graphs).
 const lostGrow = 16
+
+// queueGrow: past slackWindow a round whose round trips took on average
+// more than queueGrow times the smallest of all does not grow the window.
+const queueGrow = 8
 
 // initialWindow is where an adaptive Window starts.
 const initialWindow = 4
@@ -176,17 +184,26 @@ func (w *Window) adapt(sent int64, rtt time.Duration, lost bool) {
 	if lost {
 		w.lost++
 	}
-	if !lost && (w.minRTT == 0 || rtt < w.minRTT) {
-		w.minRTT = rtt
+	if !lost {
+		if w.minRTT == 0 || rtt < w.minRTT {
+			w.minRTT = rtt
+		}
+		if w.baseRTT == 0 || rtt < w.baseRTT {
+			w.baseRTT = rtt
+		}
+		w.sumRTT += rtt
 	}
 	if w.round >= max(1, int(w.cwnd)) {
 		w.share += shareGain * (float64(w.lost)/float64(w.round) - w.share)
 		// Past slackWindow the window doubles once per round, unless
-		// the round lost more than one SMP in lostGrow.
-		if w.cwnd >= slackWindow && lostGrow*w.lost <= w.round {
+		// the round lost more than one SMP in lostGrow or its round
+		// trips took on average more than queueGrow times the smallest.
+		answered := w.round - w.lost
+		if w.cwnd >= slackWindow && lostGrow*w.lost <= w.round &&
+			w.sumRTT <= time.Duration(queueGrow*answered)*w.baseRTT {
 			w.cwnd = min(2*w.cwnd, float64(w.max))
 		}
-		w.round, w.lost = 0, 0
+		w.round, w.lost, w.sumRTT = 0, 0, 0
 	}
 	switch {
 	case lost:

@@ -29,7 +29,8 @@
 // Config.Outstanding workers send the SMPs, so never more are in flight;
 // below that bound a Window adapts the number in flight to the fabric as
 // TCP's congestion window does (grow while round trips stay flat, and
-// past 64 while few SMPs are lost; shrink on a loss in proportion to the
+// past 64 while few SMPs are lost and round trips stay within 8 times the
+// smallest; shrink on a loss in proportion to the
 // share lost), and the first attempts of an SMP wait a timeout estimated
 // from the round trips and the SMPs in flight, cut short once SMPs sent
 // after it have come back, so a loss costs a few round trips.
@@ -51,8 +52,9 @@ import (
 
 // Defaults of Config. DefaultOutstanding bounds the adaptive window
 // where the user gave no -o: past 64 the window doubles once per round
-// while few SMPs are lost (see Window), so it reaches this bound on a
-// fabric with SMPs enough to fill it that does not drop them.
+// while few SMPs are lost and round trips stay within 8 times the
+// smallest (see Window), so it reaches this bound on a fabric with SMPs
+// enough to fill it that neither drops nor queues them.
 const (
 	DefaultOutstanding = 1024
 	DefaultTimeout     = time.Second

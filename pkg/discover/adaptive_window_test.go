@@ -270,8 +270,8 @@ func TestRTO(t *testing.T) {
 		t.Errorf("100 in flight, usually 4: %v, want at least %v", got, want)
 	}
 	q.sampleOf(&q.est[0], 3*time.Millisecond, 4) // one long round trip
-	if got := q.rtoOf(&q.est[0], timeout, 4); got < 6*time.Millisecond {
-		t.Errorf("after a 3 ms round trip: %v, want at least twice it", got)
+	if got := q.rtoOf(&q.est[0], timeout, 4); got < 12*time.Millisecond {
+		t.Errorf("after a 3 ms round trip: %v, want at least 4 times it", got)
 	}
 	for range 5000 { // the peak is forgotten
 		q.sampleOf(&q.est[0], 100*time.Microsecond, 4)

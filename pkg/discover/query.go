@@ -333,7 +333,7 @@ const (
 	rtoK     = 4 // rto = srtt + rtoK*rttvar (RFC 6298)
 	rtoFloor = 4 // and at least rtoFloor*srtt
 	rtoLate  = 2 // and at least rtoLate times the host's lateness
-	rtoPeak  = 2 // and at least rtoPeak times the longest recent round trip
+	rtoPeak  = 4 // and at least rtoPeak times the longest recent round trip
 	rtoQueue = 2 // and at least rtoQueue times the SMPs in flight times svc
 	// maxShort bounds the short attempts (each twice the one before);
 	// they end sooner, once one would wait half the full timeout.
@@ -343,9 +343,10 @@ const (
 // rtoOf is a short attempt's timeout from the estimate e, tied to what
 // was measured: srtt + 4·rttvar, and at least
 //   - 4·srtt;
-//   - twice the longest recent round trip (a queue building in the
+//   - 4 times the longest recent round trip (a queue building in the
 //     fabric while the window grows can double the round trip faster
-//     than srtt follows);
+//     than srtt follows, and an SMP behind a busy switch other SMPs do
+//     not cross waits longer than the SMPs in flight tell);
 //   - twice the SMPs in flight as this one goes out times svc, the
 //     least round trip per SMP in flight yet seen (behind a bottleneck
 //     that serves one SMP at a time, the first switch's firmware or a

@@ -205,6 +205,22 @@ func TestWindowPastSlack(t *testing.T) {
 	}
 }
 
+// expired waits for the attempt armed on c to end at its deadline and
+// checks that disarm reports it and leaves c open for the next one.
+func expired(t *testing.T, c *workerCtx, what string) {
+	t.Helper()
+	<-c.Done()
+	if !errors.Is(c.Err(), context.DeadlineExceeded) {
+		t.Errorf("%s: %v", what, c.Err())
+	}
+	if !c.disarm() {
+		t.Errorf("%s: disarm did not report the expiry", what)
+	}
+	if c.Err() != nil {
+		t.Errorf("%s, after disarm: %v", what, c.Err())
+	}
+}
+
 // TestWorkerCtx: an armed attempt ends at its deadline, disarming makes
 // the context usable again, and the parent's cancellation ends it for good.
 func TestWorkerCtx(t *testing.T) {
@@ -218,16 +234,7 @@ func TestWorkerCtx(t *testing.T) {
 	if _, ok := c.Deadline(); !ok {
 		t.Error("armed worker context has no deadline")
 	}
-	<-c.Done()
-	if !errors.Is(c.Err(), context.DeadlineExceeded) {
-		t.Errorf("expired attempt: %v", c.Err())
-	}
-	if !c.disarm() {
-		t.Error("disarm did not report the expiry")
-	}
-	if c.Err() != nil {
-		t.Errorf("after disarm: %v", c.Err())
-	}
+	expired(t, c, "an expired attempt")
 	c.arm(mono(), time.Hour)
 	ran := make(chan struct{})
 	stop := context.AfterFunc(c, func() { close(ran) })

@@ -49,35 +49,25 @@ var latencyTrees = []latencyTree{
 	{name: "324 (2-level, radix 24)", spec: "fattree:levels=2,radix=24"},
 	{name: "1,344 (3-level, radix 16)", spec: "fattree:levels=3,radix=16"},
 	{name: "2,832 (3-level, radix 24, 16 pods)", spec: "fattree:levels=3,radix=24,hosts=12,leaves=12,pods=16"},
-	{name: "1,400 (random irregular, 200 switches)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 200, 16, 6, 1)
-	}, drops: true},
+	randomTree("1,400 (random irregular, 200 switches)", 200, 16, 6, 1, false),
 	{name: "20.7k (3-level, radix 42)", spec: "fattree:levels=3,radix=42", big: true},
-	{name: "600 (random irregular, 100 switches, seed 2)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 100, 12, 5, 2)
-	}, big: true, drops: true},
-	{name: "4,000 (random irregular, 400 switches, seed 3)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 400, 24, 9, 3)
-	}, big: true, drops: true},
-	{name: "1,400 (random irregular, 200 switches, seed 4)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 200, 16, 6, 4)
-	}, big: true, drops: true},
+	randomTree("600 (random irregular, 100 switches, seed 2)", 100, 12, 5, 2, true),
+	randomTree("4,000 (random irregular, 400 switches, seed 3)", 400, 24, 9, 3, true),
+	randomTree("1,400 (random irregular, 200 switches, seed 4)", 200, 16, 6, 4, true),
 	// five more, of other sizes, radixes and host counts
-	{name: "750 (random irregular, 150 switches of radix 12, seed 7)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 150, 12, 4, 7)
-	}, big: true, drops: true},
-	{name: "2,100 (random irregular, 300 switches of radix 16, seed 11)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 300, 16, 6, 11)
-	}, big: true, drops: true},
-	{name: "320 (random irregular, 80 switches of radix 8, seed 13)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 80, 8, 3, 13)
-	}, big: true, drops: true},
-	{name: "2,750 (random irregular, 250 switches of radix 24, seed 17)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 250, 24, 10, 17)
-	}, big: true, drops: true},
-	{name: "2,520 (random irregular, 120 switches of radix 36, seed 19)", build: func(dir string) (*sim.Fabric, error) {
-		return randomFabric(dir, 120, 36, 20, 19)
-	}, big: true, drops: true},
+	randomTree("750 (random irregular, 150 switches of radix 12, seed 7)", 150, 12, 4, 7, true),
+	randomTree("2,100 (random irregular, 300 switches of radix 16, seed 11)", 300, 16, 6, 11, true),
+	randomTree("320 (random irregular, 80 switches of radix 8, seed 13)", 80, 8, 3, 13, true),
+	randomTree("2,750 (random irregular, 250 switches of radix 24, seed 17)", 250, 24, 10, 17, true),
+	randomTree("2,520 (random irregular, 120 switches of radix 36, seed 19)", 120, 36, 20, 19, true),
+}
+
+// randomTree is a random irregular fabric of the comparison (see
+// randomFabric); it drops SMPs.
+func randomTree(name string, switches, radix, hosts int, seed uint64, big bool) latencyTree {
+	return latencyTree{name: name, big: big, drops: true, build: func(dir string) (*sim.Fabric, error) {
+		return randomFabric(dir, switches, radix, hosts, seed)
+	}}
 }
 
 // randomFabric writes and loads a random irregular fabric: switches
@@ -274,8 +264,8 @@ func printLatencyReport(t *testing.T) {
 			if _, err := fmt.Sscanf(g, "%d:%d:%d:%d", &sw, &radix, &hosts, &seed); err != nil {
 				t.Fatalf("-latency-random %q: want switches:radix:hosts:seed", g)
 			}
-			trees = append(trees, latencyTree{name: fmt.Sprintf("%d (random irregular, %d switches of radix %d, seed %d)", sw*(hosts+1), sw, radix, seed),
-				build: func(dir string) (*sim.Fabric, error) { return randomFabric(dir, sw, radix, hosts, seed) }, drops: true})
+			trees = append(trees, randomTree(fmt.Sprintf("%d (random irregular, %d switches of radix %d, seed %d)", sw*(hosts+1), sw, radix, seed),
+				sw, radix, hosts, seed, false))
 		}
 	}
 	for _, tree := range trees {

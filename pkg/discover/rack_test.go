@@ -2,7 +2,6 @@ package discover
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -75,16 +74,7 @@ func TestRush(t *testing.T) {
 	defer c.release()
 	c.armUntimed(mono(), time.Hour)
 	c.rush(mono() + int64(time.Millisecond))
-	<-c.Done()
-	if !errors.Is(c.Err(), context.DeadlineExceeded) {
-		t.Errorf("rushed attempt: %v", c.Err())
-	}
-	if !c.disarm() {
-		t.Error("disarm did not report the rushed attempt's expiry")
-	}
-	if c.Err() != nil {
-		t.Errorf("after disarm: %v", c.Err())
-	}
+	expired(t, c, "a rushed attempt")
 	c.armUntimed(mono(), time.Hour)
 	if c.disarm() {
 		t.Error("an attempt that was not rushed reported expired")

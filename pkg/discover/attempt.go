@@ -39,8 +39,7 @@ type workerCtx struct {
 	rushed       atomic.Bool
 }
 
-// unarmed is workerCtx.dl when no attempt is armed (mono may be
-// negative: in a synctest bubble its clock starts in 2000).
+// unarmed is workerCtx.dl when no attempt is armed (below any mono).
 const unarmed = math.MinInt64
 
 // workerDone is a workerCtx's Done channel with its Err (nil while open).

@@ -164,6 +164,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		short = maxShort
 	}
 	attempts := q.Retries + 1
+	est := q.estOf(dlid)
 	// A transport that answers at once (the embedded simulator without
 	// its latency model) has nothing in flight: no attempt there is
 	// rushed (see flights), nor costs the bookkeeping.
@@ -185,10 +186,10 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			inflight = q.Window.inflight()
 		} else if rack && attempt < short {
 			// a fixed window takes no tokens: count the attempts listed
-			inflight = int(q.estOf(dlid).fl.n.Load()) + 1
+			inflight = int(est.fl.n.Load()) + 1
 		}
 		if attempt < short {
-			r := q.rtoOf(q.estOf(dlid), timeout, inflight)
+			r := q.rtoOf(est, timeout, inflight)
 			if s := r << attempt; r < timeout && s < timeout/2 {
 				wait = s
 			} else {
@@ -206,19 +207,18 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		sent := mono()
 		var expired bool
 		if wc != nil {
-			if q.limits().Deadline {
+			if lim.Deadline {
 				wc.armUntimed(sent, wait)
 			} else {
 				wc.arm(sent, wait)
 			}
 			listed := rack && attempt < short
 			if listed {
-				q.estOf(dlid).fl.push(wc, sent, attempt)
+				est.fl.push(wc, sent, attempt)
 			}
 			err = q.Transport.Exchange(wc, dlid, w.Buf[:], resp[:])
 			if listed {
-				e := q.estOf(dlid)
-				e.fl.end(wc, err == nil, e, rtoLate*q.late.Load())
+				est.fl.end(wc, err == nil, est, rtoLate*q.late.Load())
 			}
 			expired = wc.disarm()
 		} else {
@@ -232,8 +232,8 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		lost := false
 		if err == nil {
 			q.lastOK.Store(end)
-			if e := q.estOf(dlid); sent > e.lastFed.Load() {
-				e.lastFed.Store(sent)
+			if sent > est.lastFed.Load() {
+				est.lastFed.Store(sent)
 			}
 		} else if expired || errors.Is(err, transport.ErrTimeout) {
 			q.noteLate(rtt - wait)
@@ -242,7 +242,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			// keeps the order. Nothing come back since it went out, or
 			// only SMPs sent before it, is a stall or a queue (a
 			// descheduled peer or requester, a busy switch).
-			lost = q.estOf(dlid).lastFed.Load() > sent
+			lost = est.lastFed.Load() > sent
 			if !lost && q.lastOK.Load() < sent && q.Window != nil && q.Window.inflight() > 1 {
 				// Not one of the SMPs in flight came back while this
 				// one waited: the peer (or this host) stalls. Back the
@@ -254,7 +254,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			q.Window.release(sent, rtt, lost)
 		}
 		if err == nil {
-			q.sampleOf(q.estOf(dlid), rtt, inflight)
+			q.sampleOf(est, rtt, inflight)
 			break
 		}
 		if ctx.Err() != nil {

@@ -123,12 +123,13 @@ func NodeID(nodeType uint8, guid uint64) string {
 // AppendNodeID appends NodeID's text to b.
 func AppendNodeID(b []byte, nodeType uint8, guid uint64) []byte {
 	b = append(b, NodeIDPrefix(nodeType)...)
-	return appendHex16(b, guid)
+	return AppendHex16(b, guid)
 }
 
-// appendHex16 appends v as 16 lower-case hex digits (filled in a fixed
-// array and appended at once: one capacity check, not sixteen).
-func appendHex16(b []byte, v uint64) []byte {
+// AppendHex16 appends v as 16 lower-case hex digits, as GUIDs are
+// printed (filled in a fixed array and appended at once: one capacity
+// check, not sixteen).
+func AppendHex16(b []byte, v uint64) []byte {
 	const digits = "0123456789abcdef"
 	var a [16]byte
 	for i := 15; i >= 0; i-- {

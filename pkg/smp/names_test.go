@@ -3,6 +3,7 @@ package smp
 import (
 	"bufio"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -294,6 +295,19 @@ func TestAppendNodeIDDigits(t *testing.T) {
 	} {
 		if got := string(AppendNodeID(nil, NodeSwitch, tc.guid)); got != tc.want {
 			t.Errorf("AppendNodeID(%#x) = %q, want %q", tc.guid, got, tc.want)
+		}
+	}
+}
+
+// TestAppendHex16: 16 digits, zero-padded, as strconv gives them.
+func TestAppendHex16(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0xabc, 0x2c90300001234, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+		want := strconv.FormatUint(v, 16)
+		for len(want) < 16 {
+			want = "0" + want
+		}
+		if got := string(AppendHex16(nil, v)); got != want {
+			t.Errorf("AppendHex16(%#x) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func WriteList(w io.Writer, f *model.Fabric, kinds ListKinds, name Namer) error 
 			}
 			b = append(b[:0], k.text...)
 			b = append(b, "\t : 0x"...)
-			b = appendHex16(b, n.GUID())
+			b = smp.AppendHex16(b, n.GUID())
 			b = append(b, " ports "...)
 			b = strconv.AppendInt(b, int64(n.NumPorts()), 10)
 			b = append(b, " devid 0x"...)
@@ -117,7 +117,7 @@ func appendPortsLine(b []byte, pp *model.PhysPort, name Namer) []byte {
 	b = append(b, ' ')
 	b = appendPaddedInt(b, int64(pp.Num), 2)
 	b = append(b, " 0x"...)
-	b = appendHex16(b, pp.GUID)
+	b = smp.AppendHex16(b, pp.GUID)
 	b = append(b, ' ')
 	caps := pp.CapInfo()
 	if caps == nil && pp.Node.IsSwitch() {
@@ -136,7 +136,7 @@ func appendPortsLine(b []byte, pp *model.PhysPort, name Namer) []byte {
 		b = append(b, ' ')
 		b = appendPaddedInt(b, int64(r.Num), 2)
 		b = append(b, " 0x"...)
-		b = appendHex16(b, r.GUID)
+		b = smp.AppendHex16(b, r.GUID)
 		b = append(b, " ( '"...)
 		b = append(b, name(n)...)
 		b = append(b, "' - '"...)

@@ -47,16 +47,6 @@ func appendNodeID(b []byte, n *model.Node) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendHex16 appends v as 16 lower-case hex digits.
-func appendHex16(b []byte, v uint64) []byte {
-	var a [16]byte
-	for i := 15; i >= 0; i-- {
-		a[i] = hexDigits[v&0xF]
-		v >>= 4
-	}
-	return append(b, a[:]...)
-}
-
 // appendHex appends v in lower-case hex without leading zeros (as
 // strconv.AppendUint(b, v, 16), without its general loop).
 func appendHex(b []byte, v uint64) []byte {
@@ -99,9 +89,9 @@ func appendHeader(b []byte, f *model.Fabric, o *Options) []byte {
 	if f.From != nil {
 		fromNode, fromPort = f.From.GUID(), f.From.Info.PortGUID
 	}
-	b = appendHex16(b, fromNode)
+	b = smp.AppendHex16(b, fromNode)
 	b = append(b, " port "...)
-	b = appendHex16(b, fromPort)
+	b = smp.AppendHex16(b, fromPort)
 	b = append(b, '\n')
 	return b
 }

@@ -299,15 +299,20 @@ func TestRTO(t *testing.T) {
 }
 
 // lossy answers NodeInfo after 100µs except along one path, which never
-// answers; it records how long each attempt along that path was given.
+// answers (or none, stall, or none at once, refuse); it records how long
+// each attempt along the dead path or stalled was given.
 type lossy struct {
-	dead  byte // the first port of the path that never answers
-	stall bool // no path answers
-	mu    sync.Mutex
-	waits []time.Duration
+	dead   byte // the first port of the path that never answers
+	stall  bool // no path answers
+	refuse bool // no path answers, and says so at once
+	mu     sync.Mutex
+	waits  []time.Duration
 }
 
 func (l *lossy) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if l.refuse {
+		return transport.ErrTimeout
+	}
 	if l.stall || req[smp.InitPathOff+1] == l.dead {
 		dl, _ := ctx.Deadline()
 		l.mu.Lock()
@@ -392,19 +397,33 @@ func TestLossOrStall(t *testing.T) {
 			t.Error("an SMP that timed out after later ones came back: no loss counted")
 		}
 
+		four := func() { // four SMPs in flight at once
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					get(one)
+				}()
+			}
+			wg.Wait()
+		}
+
+		// a "no answer" said at once (the embedded simulator's drops)
+		// waited for nothing: it backs nothing off
+		tr.refuse = true
+		q.Window = NewWindow(8, false)
+		before := q.rtoOf(&q.est[0], time.Second, 1)
+		four()
+		if after := q.rtoOf(&q.est[0], time.Second, 1); after != before {
+			t.Errorf("after answers refused at once the short wait is %v, want it as it was, %v", after, before)
+		}
+		tr.refuse = false
+
 		tr.stall = true
 		w = NewWindow(8, false)
 		q.Window = w
-		before := q.rtoOf(&q.est[0], time.Second, 1)
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				get(one)
-			}()
-		}
-		wg.Wait()
+		four()
 		if got := w.Losses(); got != 0 {
 			t.Errorf("a stalled peer: %d losses counted, want none", got)
 		}

@@ -243,10 +243,12 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			// only SMPs sent before it, is a stall or a queue (a
 			// descheduled peer or requester, a busy switch).
 			lost = est.lastFed.Load() > sent
-			if !lost && q.lastOK.Load() < sent && q.Window != nil && q.Window.inflight() > 1 {
+			if !lost && rtt >= wait && q.lastOK.Load() < sent && q.Window != nil && q.Window.inflight() > 1 {
 				// Not one of the SMPs in flight came back while this
-				// one waited: the peer (or this host) stalls. Back the
-				// short waits that follow off, as TCP does its timer.
+				// one waited out its wait: the peer (or this host)
+				// stalls. Back the short waits that follow off, as TCP
+				// does its timer. (A "no answer" that came at once, as
+				// the embedded simulator's drops do, waited for nothing.)
 				q.noteLate(wait)
 			}
 		}

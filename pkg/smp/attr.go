@@ -128,10 +128,7 @@ func (d *NodeDescription) SetString(s string) {
 // String returns the description as infiniband-diags print it: up to the
 // first NUL, at most 64 bytes, non-printable bytes turned into spaces.
 func (d *NodeDescription) String() string {
-	n := 0
-	for n < len(d) && d[n] != 0 {
-		n++
-	}
+	n := d.length()
 	clean := true
 	for _, c := range d[:n] {
 		if c < 0x20 || c > 0x7e {
@@ -154,10 +151,7 @@ func (d *NodeDescription) String() string {
 
 // AppendTo appends the description as String returns it.
 func (d *NodeDescription) AppendTo(b []byte) []byte {
-	n := 0
-	for n < len(d) && d[n] != 0 {
-		n++
-	}
+	n := d.length()
 	k := len(b)
 	b = append(b, d[:n]...)
 	for i, c := range b[k:] {
@@ -166,6 +160,15 @@ func (d *NodeDescription) AppendTo(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// length is the description's length up to its first NUL.
+func (d *NodeDescription) length() int {
+	n := 0
+	for n < len(d) && d[n] != 0 {
+		n++
+	}
+	return n
 }
 
 // SwitchInfo is the SwitchInfo attribute (0x0012), 20 bytes used.

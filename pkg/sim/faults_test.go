@@ -422,10 +422,7 @@ func TestEndpointLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := f.Attach("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := attach(t, f, "")
 	defer tr.Close()
 	if got := transport.LimitsOf(tr); got.Window != syncWindow || !got.Immediate {
 		t.Errorf("without the latency model: window %d, immediate %v; want %d, true", got.Window, got.Immediate, syncWindow)

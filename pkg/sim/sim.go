@@ -482,7 +482,12 @@ func (n *node) description() string {
 // ids, then descriptions. A switch is attached at port 0, a CA or router at
 // its first port. Several transports may be attached at once.
 func (f *Fabric) Attach(id string) (transport.Transport, error) {
-	return f.AttachEndpoint(id)
+	e, err := f.AttachEndpoint(id)
+	if err != nil {
+		// A nil *Endpoint in the interface would compare non-nil.
+		return nil, err
+	}
+	return e, nil
 }
 
 // AttachEndpoint is Attach returning the concrete type.

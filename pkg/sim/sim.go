@@ -201,9 +201,12 @@ type Fabric struct {
 	pma   pmaState
 }
 
-// Load parses a net file and builds its fabric.
+// Load parses a net file (or an ibnetdiscover topology file) and builds
+// its fabric. A file that cannot be read, is not a net file or declares no
+// node is a *netfile.ParseError: errors.Is(err, fs.ErrNotExist) for a
+// missing file, errors.Is(err, netfile.ErrNoNodes) for one without nodes.
 func Load(path string, opt *Options) (*Fabric, error) {
-	var po netfile.ParseOptions
+	po := netfile.ParseOptions{RequireNodes: true}
 	if opt != nil {
 		po.AllowDuplicateGUIDs = opt.AllowDuplicateGUIDs
 	}

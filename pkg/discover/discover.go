@@ -308,7 +308,11 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 		err = nil
 	}
 	if e.fab.From == nil {
-		if err == nil {
+		switch {
+		case ctx.Err() != nil:
+			// stopped before the start node answered: nothing was found
+			err = fmt.Errorf("%w: %w", ErrStart, ctx.Err())
+		case err == nil:
 			err = ErrStart
 		}
 		return res, err
@@ -441,7 +445,7 @@ func (e *engine) run(ctx context.Context) error {
 		if IsStop(err) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrStart, err)
+		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	start.ok = true
 	cur, again := e.accept(ctx, []*probe{start})

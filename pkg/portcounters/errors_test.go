@@ -1,6 +1,8 @@
 package portcounters
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -41,5 +43,16 @@ func TestNoLID(t *testing.T) {
 		if !errors.Is(qe, ErrNoLID) {
 			t.Errorf("%v: want an error wrapping ErrNoLID", qe)
 		}
+	}
+}
+
+// TestThresholdErrorCause: a threshold file the scanner cannot read (one
+// line filling the whole size limit) is a ThresholdError that keeps the
+// scanner's error.
+func TestThresholdErrorCause(t *testing.T) {
+	_, _, err := ParseThresholds("th", bytes.Repeat([]byte("a"), MaxThresholdFile))
+	var te *ThresholdError
+	if !errors.As(err, &te) || !errors.Is(err, bufio.ErrTooLong) {
+		t.Errorf("ParseThresholds of one 1 MiB line: %v; want a ThresholdError wrapping bufio.ErrTooLong", err)
 	}
 }

@@ -1,6 +1,6 @@
 # ibdiag: InfiniBand fabric diagnostics in Go.
 #
-#   make demo    ibdiscover on the bundled demo fabric (embedded simulator)
+#   make demo    build every tool into bin/, then ibdiscover on the bundled demo fabric (embedded simulator)
 #   make test    install the real tools if missing (apt-get), cross-build, then every test
 #   make cross   go build and go vet for every other supported GOOS/GOARCH
 #   make test-stress  the tests STRESS_RUNS times (5) under 3 CPU-bound processes
@@ -48,9 +48,7 @@ build:
 	@mkdir -p bin
 	$(BUILDENV) $(GO) build $(BUILDFLAGS) -buildvcs=auto -o bin/ ./cmd/...   # -V shows the commit
 
-demo:
-	@mkdir -p bin
-	$(BUILDENV) $(GO) build $(BUILDFLAGS) -o bin/ ./cmd/ibdiscover
+demo: build
 	./bin/ibdiscover --sim $(DEMO)
 
 fmt-check:

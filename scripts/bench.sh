@@ -5,7 +5,7 @@
 # matrix, the embedded SM, renderers) with -benchmem and print them as a
 # table; then the latency-model comparison on a virtual clock
 # (TestLatencyModelVirtual: default vs each fixed window vs the bound,
-# independent of the host's load), as the README's tables.
+# independent of the host's load), as docs/performance.md's tables.
 # BENCHTIME may be set; SHORT=1 leaves out the 20.7k-node tree.
 set -eu
 cd "$(dirname "$0")/.."

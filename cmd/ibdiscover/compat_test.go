@@ -70,7 +70,7 @@ func generated(t *testing.T, spec string) string {
 
 // TestSMPsOnBigFatTree: on a generated fat tree of 2,144 nodes served by
 // ibsim, ibdiscover prints what ibnetdiscover prints with at least 10%
-// fewer SMPs (the README records both counts).
+// fewer SMPs (docs/performance.md records both counts).
 func TestSMPsOnBigFatTree(t *testing.T) {
 	ibsimtest.Require(t)
 	if testing.Short() {

@@ -1,27 +1,23 @@
-// Package attach holds the command-line flags every tool shares to choose
-// how it reaches a fabric (kernel umad device, a running ibsim, or the
-// embedded simulator) and opens the chosen transport.
+// Package attach holds the command-line flags (and ibdiag.conf) every tool
+// shares to choose how it reaches a fabric (kernel umad device, a running
+// ibsim, or the embedded simulator), opens it through package fabric, and
+// words what goes wrong in terms of those flags.
 package attach
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"runtime"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/fabric"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/netfile"
-	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 	"github.com/ibfabric/ibdiag/pkg/umad"
 )
@@ -237,21 +233,9 @@ func FromContext(c *cli.Context) (Settings, error) {
 	return s, nil
 }
 
-// Fabric is an open transport and a description of where it is attached.
-type Fabric struct {
-	transport.Transport
-	// Desc says what the tool is attached to, e.g. "ibsim sim slot 1 at
-	// "Switch1"", "embedded simulator net.2sw2path4hca at "Switch1"".
-	Desc string
-	// Sim is the embedded simulator behind the transport, if that is what
-	// was opened (tests and the watch command change it at run time).
-	Sim *sim.Fabric
-	// Warnings are the warnings Open passed to Settings.Warn.
-	Warnings []string
-}
-
-// Limits are the opened transport's (see transport.Limits).
-func (f *Fabric) Limits() transport.Limits { return transport.LimitsOf(f.Transport) }
+// Fabric is an open transport and a description of where it is attached
+// (see fabric.Conn).
+type Fabric = fabric.Conn
 
 // ErrNoTransport is returned when no transport flag is given and no
 // InfiniBand device exists.
@@ -261,66 +245,86 @@ var ErrNoTransport = errors.New("no InfiniBand device found; use --sim SPEC for 
 // --ibsim is given: the kernel umad transport exists on Linux only.
 var ErrUmadLinuxOnly = errors.New("kernel InfiniBand devices (umad) are Linux-only; use --sim FILE (a net or topology file), or ibdiscover --load-cache FILE")
 
+// ErrIBSimLinuxOnly: ibsim, and so --ibsim, runs on Linux only.
+var ErrIBSimLinuxOnly = errors.New("--ibsim: ibsim and its client run on Linux only; use --sim FILE (the embedded simulator reads the same net files) or --load-cache FILE")
+
 // ConnectSent, when not nil, is given to ibsim.Config.ConnectSent: it is
 // called each time a CONNECT request is in ibsim's hands (cliapp.Main
 // sets it to a test-hook event).
 var ConnectSent func()
 
-// goos is runtime.GOOS (tests change it).
-var goos = runtime.GOOS
-
-// Open opens the transport the settings choose, read-only (Sets refused
-// with transport.ErrReadOnly) unless s.AllowSet. It never prints:
-// warnings go to s.Warn and Fabric.Warnings.
-func Open(ctx context.Context, s Settings) (*Fabric, error) {
-	f, err := open(ctx, s)
-	if err == nil && !s.AllowSet {
-		f.Transport = transport.ReadOnly(f.Transport)
+// Options are the fabric.Options the settings choose.
+func (s Settings) Options() fabric.Options {
+	return fabric.Options{
+		Sim:           s.Sim,
+		SimSM:         s.SimSM,
+		IBSim:         s.IBSim,
+		IBSimSockName: s.IBSimSock,
+		Host:          s.SimHost,
+		CA:            s.CA,
+		Port:          s.Port,
+		Timeout:       s.Timeout,
+		MaxNodes:      s.MaxNodes,
+		AllowSet:      s.AllowSet,
+		Warn:          s.Warn,
+		ConnectSent:   ConnectSent,
+		SysfsRoot:     os.Getenv("IBDIAG_SYSFS"), // tests
 	}
-	return f, err
 }
 
-func open(ctx context.Context, s Settings) (*Fabric, error) {
+// Open opens the transport the settings choose (fabric.Open), read-only
+// (Sets refused with transport.ErrReadOnly) unless s.AllowSet. It never
+// prints: warnings go to s.Warn and Fabric.Warnings. Its errors name the
+// flag or input at fault.
+func Open(ctx context.Context, s Settings) (*Fabric, error) {
+	f, err := fabric.Open(ctx, s.Options())
+	if err != nil {
+		return nil, cliError(err, s)
+	}
+	return f, nil
+}
+
+// cliError turns an error of fabric.Open into one that names the flag or
+// input at fault and says what to do about it.
+func cliError(err error, s Settings) error {
+	var se *fabric.SimError
 	switch {
-	case s.Sim != "":
-		return openSim(s)
-	case s.IBSim:
-		cfg := ibsim.ConfigFromEnv()
-		if s.IBSimSock != "" {
-			cfg.SockName = s.IBSimSock
-		}
-		if s.SimHost != "" {
-			cfg.Host = s.SimHost
-		}
-		cfg.Timeout = s.Timeout
-		cfg.ConnectSent = ConnectSent
-		c, err := dialIBSim(ctx, cfg)
-		if err != nil {
-			return nil, ibsimError(err, s, cfg)
-		}
-		return &Fabric{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
-	}
-	if goos != "linux" {
-		return nil, ErrUmadLinuxOnly
-	}
-	fs, err := umad.NewFS(sysRoot())
-	if err != nil {
-		return nil, err
-	}
-	ref, err := umad.Select(fs, s.CA, s.Port)
-	if err != nil {
+	case errors.Is(err, fabric.ErrUmadLinuxOnly):
+		return ErrUmadLinuxOnly
+	case errors.Is(err, fabric.ErrIBSimLinuxOnly):
+		return ErrIBSimLinuxOnly
+	case errors.Is(err, umad.ErrNoInfiniBand) && !s.IBSim && s.Sim == "" && s.CA == "" && s.Port == 0:
 		// Nothing at all: say how to work without hardware. Devices that
 		// cannot be used: umad says why, device by device.
-		if errors.Is(err, umad.ErrNoInfiniBand) && s.CA == "" && s.Port == 0 {
-			return nil, ErrNoTransport
+		return ErrNoTransport
+	case errors.As(err, &se):
+		return simError(se, s)
+	case s.IBSim:
+		return ibsimError(err, s, fabric.IBSimConfig(s.Options()))
+	}
+	return err
+}
+
+// simError names the input behind an embedded-simulator failure.
+func simError(se *fabric.SimError, s Settings) error {
+	err := se.Err
+	if se.Op == "load" {
+		hint := ""
+		if errors.Is(err, netfile.ErrTooManyNodes) {
+			hint = "; --max-nodes raises the limit"
 		}
-		return nil, err
+		var pe *netfile.ParseError
+		if errors.As(err, &pe) && pe.Line == 0 {
+			return &UsageError{Input: "--sim " + pe.File, Msg: pe.Msg + hint}
+		}
+		// parse errors name file and line, generator errors the spec
+		return &UsageError{Input: "--sim", Msg: err.Error() + hint}
 	}
-	d, err := umad.Open(fs, ref.CA, ref.Port)
-	if err != nil {
-		return nil, err
+	host := "--sim-host " + s.SimHost
+	if s.SimHost == "" {
+		host = "--sim " + s.Sim + ": the first node"
 	}
-	return &Fabric{Transport: d, Desc: ref.String()}, nil
+	return &UsageError{Input: host, Msg: err.Error()}
 }
 
 // ibsimError names the input behind an ibsim attach failure and says
@@ -341,82 +345,9 @@ func ibsimError(err error, s Settings, cfg ibsim.Config) error {
 	return err
 }
 
-// sysRoot is the sysfs root; IBDIAG_SYSFS overrides it (tests).
-func sysRoot() string {
-	if r := os.Getenv("IBDIAG_SYSFS"); r != "" {
-		return r
-	}
-	return "/sys"
-}
-
-// openSim builds the embedded simulator from a file or a generator spec,
-// optionally runs its minimal SM, and attaches to it.
-func openSim(s Settings) (*Fabric, error) {
-	// Inputs are bounded before anything is built: net files by
-	// netfile.DefaultMaxBytes (includes counted) and, like generated
-	// fabrics, by --max-nodes.
-	var nf *netfile.Fabric
-	var err error
-	if IsGeneratorSpec(s.Sim) {
-		nf, err = netfile.GenerateLimit(s.Sim, s.MaxNodes)
-	} else {
-		nf, err = netfile.ParseFileOptions(s.Sim, netfile.ParseOptions{MaxNodes: s.MaxNodes})
-	}
-	if err == nil && len(nf.Nodes) == 0 {
-		// ibsim starts on such a file and serves nothing: say so here
-		return nil, &UsageError{Input: "--sim " + s.Sim, Msg: emptyFabricMsg(s.Sim)}
-	}
-	var f *sim.Fabric
-	if err == nil {
-		f, err = sim.New(nf, nil)
-	}
-	if err != nil {
-		hint := ""
-		if errors.Is(err, netfile.ErrTooManyNodes) {
-			hint = "; --max-nodes raises the limit"
-		}
-		var pe *netfile.ParseError
-		if errors.As(err, &pe) && pe.Line == 0 {
-			return nil, &UsageError{Input: "--sim " + pe.File, Msg: pe.Msg + hint}
-		}
-		// parse errors name file and line, generator errors the spec
-		return nil, &UsageError{Input: "--sim", Msg: err.Error() + hint}
-	}
-	host := "--sim-host " + s.SimHost
-	if s.SimHost == "" {
-		host = "--sim " + s.Sim + ": the first node"
-	}
-	var warnings []string
-	if s.SimSM {
-		if err := f.RunSM(s.SimHost); err != nil {
-			// Out of LIDs is a warning: the SM did the rest, as OpenSM.
-			var le *sim.LIDSpaceError
-			if !errors.As(err, &le) {
-				return nil, &UsageError{Input: host, Msg: err.Error()}
-			}
-			w := fmt.Sprintf("embedded SM: %d of %d ports left without a LID (unicast LIDs are 1..%d); they stay at LID 0, not Active",
-				le.Unassigned, le.Ports, sim.MaxUnicastLID)
-			warnings = append(warnings, w)
-			if s.Warn != nil {
-				s.Warn(w)
-			}
-		}
-	}
-	tr, err := f.Attach(s.SimHost)
-	if err != nil {
-		return nil, &UsageError{Input: host, Msg: err.Error()}
-	}
-	return &Fabric{Transport: tr, Desc: "embedded simulator " + s.Sim, Sim: f, Warnings: warnings}, nil
-}
-
 // IsGeneratorSpec reports whether a --sim SPEC names a generator
 // ("fattree:...") rather than a file.
-func IsGeneratorSpec(spec string) bool {
-	if _, err := os.Stat(spec); err == nil {
-		return false
-	}
-	return strings.HasPrefix(spec, "fattree:")
-}
+func IsGeneratorSpec(spec string) bool { return fabric.IsGeneratorSpec(spec) }
 
 // Abort is for a process about to exit at once (a second Ctrl-C): it
 // writes DISCONNECT for every ibsim slot the process holds without
@@ -424,42 +355,3 @@ func IsGeneratorSpec(spec string) bool {
 // Kernel umad agents need nothing: the kernel drops them with the
 // descriptor.
 func Abort() { ibsim.Abort() }
-
-// emptyFabricMsg says why a fabric file gave no nodes.
-func emptyFabricMsg(path string) string {
-	var b []byte
-	fi, err := os.Stat(path)
-	if err == nil && !fi.Mode().IsRegular() {
-		// a FIFO or device was read once already: do not open it again
-		return "no nodes (want an ibsim net file or an ibnetdiscover topology file)"
-	}
-	if err == nil {
-		var fh *os.File
-		if fh, err = os.Open(path); err == nil {
-			b, err = io.ReadAll(io.LimitReader(fh, 1<<20)) // enough to tell
-			fh.Close()
-		}
-	}
-	switch {
-	case err != nil:
-		return "no nodes"
-	case len(b) == 0:
-		return "empty file: no nodes"
-	case bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b):
-		return "not a text file: no nodes (want an ibsim net file or an ibnetdiscover topology file)"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
-			return "no node lines (Switch, Hca, Ca, Rt): not an ibsim net file or ibnetdiscover topology file"
-		}
-	}
-	return "only comments and blank lines: no nodes"
-}
-
-// ibsimConn is what Open uses of an ibsim client (pkg/ibsim's Client, on
-// Linux).
-type ibsimConn interface {
-	transport.Transport
-	Slot() int
-	AttachedNode() string
-}

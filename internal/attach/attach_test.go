@@ -5,21 +5,42 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/pkg/fabric"
 )
 
 // TestUmadLinuxOnly: off Linux, no transport flag is one line saying the
-// kernel transport is Linux-only and what to use instead; --sim works.
+// kernel transport is Linux-only and what to use instead (fabric.Open's
+// own refusal is tested in pkg/fabric).
 func TestUmadLinuxOnly(t *testing.T) {
-	defer func(g string) { goos = g }(goos)
-	goos = "darwin"
-	if _, err := Open(context.Background(), Settings{}); !errors.Is(err, ErrUmadLinuxOnly) {
-		t.Errorf("Open without a transport off Linux: %v, want ErrUmadLinuxOnly", err)
+	for _, c := range []struct{ lib, want error }{
+		{fabric.ErrUmadLinuxOnly, ErrUmadLinuxOnly},
+		{fabric.ErrIBSimLinuxOnly, ErrIBSimLinuxOnly},
+	} {
+		if err := cliError(c.lib, Settings{}); err != c.want {
+			t.Errorf("cliError(%v) = %v, want %v", c.lib, err, c.want)
+		}
 	}
-	f, err := Open(context.Background(), Settings{Sim: "../../testdata/fabrics/loop.net", SimSM: true})
-	if err != nil {
-		t.Fatalf("--sim off Linux: %v", err)
+}
+
+// TestOpenSimErrors: the embedded simulator's failures name the flag at
+// fault, as before the opening moved to pkg/fabric.
+func TestOpenSimErrors(t *testing.T) {
+	for _, c := range []struct {
+		s    Settings
+		want string
+	}{
+		{Settings{Sim: "/nonexistent.net"}, "--sim /nonexistent.net: no such file or directory"},
+		{Settings{Sim: "fattree:levels=2,radix=8", MaxNodes: 3}, "--sim: too many nodes: \"fattree:levels=2,radix=8\" has 44 nodes, more than the limit of 3; --max-nodes raises the limit"},
+		{Settings{Sim: "../../testdata/fabrics/loop.net", SimHost: "nosuch"}, "--sim-host nosuch: attach sim nosuch: sim: node not found"},
+		{Settings{Sim: "../../testdata/fabrics/loop.net", SimHost: "nosuch", SimSM: true}, "--sim-host nosuch: "},
+	} {
+		_, err := Open(context.Background(), c.s)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("Open(%+v): %v, want a UsageError %q...", c.s, err, c.want)
+		}
 	}
-	f.Close()
 }
 
 // TestDiagConfig: ibdiag.conf's keys, comments and blank lines, unknown

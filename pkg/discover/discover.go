@@ -34,6 +34,29 @@
 // share lost), and the first attempts of an SMP wait a timeout estimated
 // from the round trips and the SMPs in flight, cut short once SMPs sent
 // after it have come back, so a loss costs a few round trips.
+//
+// # The outcome of a discovery
+//
+// Discover reports its outcome three ways, each for one question:
+//
+//   - The returned error: was anything discovered at all? It is non-nil
+//     only when nothing was: the start node did not answer (ErrStart,
+//     wrapping the cause: transport.ErrTimeout, or context.Canceled when
+//     ctx ended first) or the transport failed at once. There is no
+//     fabric to print.
+//   - Result.Partial: is the fabric that was found complete? When it is
+//     not, print it and flag it partial. Partial is true when any of
+//     Result.Err (a fatal error that stopped discovery early: a
+//     transport failure, or ErrTooManyNodes), Result.Interrupted (ctx
+//     ended), Result.Errors (SMPs that failed for good) or an incomplete
+//     Problem says something is missing; read those to say what.
+//   - Result.Inconsistent: did the fabric answer consistently? Duplicate
+//     GUIDs, overlapping LIDs and contradicting answers are warnings on a
+//     result that may be complete.
+//
+// A caller thus checks the error, uses Result.Fabric, and tests Partial
+// (and Inconsistent, if it cares); Result.Err alone is not "the error" of
+// a run that returned a fabric.
 package discover
 
 import (
@@ -253,7 +276,8 @@ type Result struct {
 	IBNetDiscover Replay
 	// Interrupted is true when the context was cancelled before the end.
 	Interrupted bool
-	// Err is the fatal error that stopped discovery early, if any.
+	// Err is the fatal error that stopped discovery early, if any (the
+	// fabric found until then is in Fabric, and Partial reports true).
 	Err error
 }
 
@@ -308,7 +332,11 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 		err = nil
 	}
 	if e.fab.From == nil {
-		if err == nil {
+		switch {
+		case ctx.Err() != nil:
+			// stopped before the start node answered: nothing was found
+			err = fmt.Errorf("%w: %w", ErrStart, ctx.Err())
+		case err == nil:
 			err = ErrStart
 		}
 		return res, err
@@ -441,7 +469,7 @@ func (e *engine) run(ctx context.Context) error {
 		if IsStop(err) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrStart, err)
+		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	start.ok = true
 	cur, again := e.accept(ctx, []*probe{start})

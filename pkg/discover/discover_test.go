@@ -3,6 +3,7 @@ package discover_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -227,13 +228,26 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// TestStartUnreachable: a start path through nothing is an error.
+// TestStartUnreachable: a start path through nothing is an error
+// wrapping ErrStart and, behind it, the cause: the transport's timeout.
 func TestStartUnreachable(t *testing.T) {
 	_, tr := attach(t, fabrics+"parallel.net", "")
 	p, _ := smp.ParseDRPath("0,7")
 	_, err := discover.Discover(context.Background(), tr, discover.Config{From: p, MaxHops: -1, Timeout: 20 * time.Millisecond, Retries: -1})
-	if err == nil {
-		t.Fatal("no error for an unreachable start node")
+	if !errors.Is(err, discover.ErrStart) || !errors.Is(err, transport.ErrTimeout) {
+		t.Fatalf("unreachable start node: %v; want an error wrapping ErrStart and transport.ErrTimeout", err)
+	}
+}
+
+// TestStartCancelled: a discovery cancelled before the start node
+// answered found nothing: an error wrapping ErrStart and context.Canceled.
+func TestStartCancelled(t *testing.T) {
+	_, tr := attach(t, fabrics+"parallel.net", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := discover.Discover(ctx, tr, discover.Config{})
+	if !errors.Is(err, discover.ErrStart) || !errors.Is(err, context.Canceled) || !res.Interrupted {
+		t.Fatalf("cancelled before the start: %v (interrupted %v); want an error wrapping ErrStart and context.Canceled", err, res.Interrupted)
 	}
 }
 

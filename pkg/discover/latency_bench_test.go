@@ -15,7 +15,7 @@ import (
 )
 
 // benchLatency is the latency model of BenchmarkLatencyModel (see the
-// README for where the figures come from).
+// docs/design.md for where the figures come from).
 var benchLatency = sim.Latency{Hop: 2 * time.Microsecond, SMA: 100 * time.Microsecond, Fwd: 5 * time.Microsecond, VL15: 1}
 
 // pathRecorder keeps the directed route of every SMP sent through it.

@@ -180,7 +180,7 @@ func fingerprint(t testing.TB, res *discover.Result) [32]byte {
 // finds exactly what a lossless run without the model finds, on two fat
 // trees and on a random irregular graph (which has structural drops).
 // With -latency-report (make bench) it runs every tree and window of the
-// README's comparison instead and prints the table (printLatencyReport).
+// docs/performance.md's comparison instead and prints the table (printLatencyReport).
 func TestLatencyModelVirtual(t *testing.T) {
 	if *latencyReport {
 		printLatencyReport(t)
@@ -237,7 +237,7 @@ func latencyFabric(t testing.TB, tree latencyTree) (*sim.Fabric, transport.Trans
 
 // printLatencyReport measures every tree and window of the comparison
 // in virtual time, checks each result as TestLatencyModelVirtual does,
-// and prints the README's table: the time of each run, its ratio to the physical bound, to a
+// and prints docs/performance.md's table: the time of each run, its ratio to the physical bound, to a
 // fixed window of 16 and to the best fixed window, with SMPs, retries
 // and VL15 drops. The figures do not depend on the host's load (its CPU
 // counts as zero time); goroutine scheduling can still change which of

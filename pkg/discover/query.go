@@ -265,7 +265,7 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 		if expired {
 			// The attempt's own deadline passed: a timeout, whatever
 			// error the transport chose to report it with.
-			err = fmt.Errorf("%w (%v)", transport.ErrTimeout, err)
+			err = fmt.Errorf("%w (%w)", transport.ErrTimeout, err)
 		} else if !errors.Is(err, transport.ErrTimeout) {
 			return &FatalError{err}
 		}

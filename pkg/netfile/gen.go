@@ -53,7 +53,7 @@ func GenerateLimit(spec string, maxNodes int) (*Fabric, error) {
 	for _, text := range strings.Split(cmds, ";") {
 		c, err := ParseCommand(text)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: command %q: %v", ErrSpec, spec, strings.TrimSpace(text), err)
+			return nil, fmt.Errorf("%w %q: command %q: %w", ErrSpec, spec, strings.TrimSpace(text), err)
 		}
 		c.Pos = Pos{File: spec}
 		err = checkTargets(&c, func(id string) (*Node, string, bool) {

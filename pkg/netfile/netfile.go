@@ -145,12 +145,13 @@ type ParseError struct {
 	File string
 	Line int
 	Msg  string
-	// Err is the limit exceeded, if that is the error (ErrTooLarge,
-	// ErrTooManyNodes), else nil.
+	// Err is the cause, if there is one beyond Msg: the limit exceeded
+	// (ErrTooLarge, ErrTooManyNodes) or the error that kept a file from
+	// being read (errors.Is(err, fs.ErrNotExist) for a missing file).
 	Err error
 }
 
-// Unwrap returns the limit exceeded, if any.
+// Unwrap returns the cause, if any.
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Error formats e as "file:line: message".

@@ -1,6 +1,7 @@
 package netfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxIncludeDepth is how deeply include lines may nest (ibsim's limit).
@@ -32,6 +34,11 @@ var (
 	ErrTooLarge     = errors.New("too large")
 	ErrTooManyNodes = errors.New("too many nodes")
 )
+
+// ErrNoNodes is wrapped by a ParseError when ParseOptions.RequireNodes is
+// set and the input declares no node: ibsim starts on such a file and
+// serves nothing, so a tool that wants a fabric refuses it.
+var ErrNoNodes = errors.New("no nodes")
 
 // Parse parses a net file held in memory. name is used in errors; include
 // lines fail because there is nothing to include from.
@@ -57,6 +64,10 @@ type ParseOptions struct {
 	// MaxNodes, when positive, stops the parse at the node beyond it
 	// (a ParseError wrapping ErrTooManyNodes), before it is built.
 	MaxNodes int
+	// RequireNodes makes a file that declares no node (an empty file,
+	// /etc/passwd, a binary) a ParseError wrapping ErrNoNodes that says
+	// what the file held instead.
+	RequireNodes bool
 }
 
 // ParseFileOptions is ParseFile with options.
@@ -68,7 +79,39 @@ func ParseFileOptions(name string, o ParseOptions) (*Fabric, error) {
 	if err != nil {
 		return nil, fileError(name, err)
 	}
-	return p.run(name, data)
+	f, err := p.run(name, data)
+	if err == nil && o.RequireNodes && len(f.Nodes) == 0 {
+		regular := true
+		if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+			regular = false
+		}
+		return nil, &ParseError{File: name, Msg: noNodesMsg(data, regular), Err: ErrNoNodes}
+	}
+	return f, err
+}
+
+// noNodesMsg says why a file gave no nodes, from its content (data) when
+// it is a regular file.
+func noNodesMsg(data []byte, regular bool) string {
+	const want = " (want an ibsim net file or an ibnetdiscover topology file)"
+	if len(data) > 1<<20 {
+		data = data[:1<<20] // enough to tell
+	}
+	switch {
+	case !regular:
+		// a FIFO or device: what it gave once says little of the file
+		return "no nodes" + want
+	case len(data) == 0:
+		return "empty file: no nodes"
+	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+		return "not a text file: no nodes" + want
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
+			return "no node lines (Switch, Hca, Ca, Rt): not an ibsim net file or ibnetdiscover topology file"
+		}
+	}
+	return "only comments and blank lines: no nodes"
 }
 
 // ParseFS parses the net file name in fsys, following includes relative
@@ -95,11 +138,7 @@ func fileError(name string, err error) *ParseError {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	pErr := &ParseError{File: name, Msg: err.Error()}
-	if errors.Is(err, ErrTooLarge) {
-		pErr.Err = ErrTooLarge
-	}
-	return pErr
+	return &ParseError{File: name, Msg: err.Error(), Err: err}
 }
 
 // readFile reads at most limit bytes of the file name (an error wrapping
@@ -401,9 +440,7 @@ func (p *parser) include(s *source, line string) error {
 			err = pe.Err
 		}
 		e := errAt(s, "can't open net configuration file %q: %v", name, err)
-		if errors.Is(err, ErrTooLarge) {
-			e.Err = ErrTooLarge
-		}
+		e.Err = err
 		return e
 	}
 	p.depth++

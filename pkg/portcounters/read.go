@@ -237,7 +237,7 @@ func (r *reader) get(ctx context.Context, n *model.Node, lid uint16, port int, m
 			return qe(err) // a Set refused before it was sent
 		}
 		if expired {
-			err = fmt.Errorf("%w (%v)", transport.ErrTimeout, err)
+			err = fmt.Errorf("%w (%w)", transport.ErrTimeout, err)
 		} else if !errors.Is(err, transport.ErrTimeout) {
 			return qe(&discover.FatalError{Err: err})
 		}

@@ -77,7 +77,13 @@ type ThresholdError struct {
 	File string
 	Line int
 	Msg  string
+	// Err is the error that kept the file from being read, if that is
+	// the error (bufio.ErrTooLong for an overlong line), else nil.
+	Err error
 }
+
+// Unwrap returns the error that kept the file from being read, if any.
+func (e *ThresholdError) Unwrap() error { return e.Err }
 
 func (e *ThresholdError) Error() string {
 	if e.Line == 0 {
@@ -125,7 +131,7 @@ func ParseThresholds(file string, data []byte) (Thresholds, []string, error) {
 		th.Set = append(th.Set, Threshold{name, v})
 	}
 	if err := sc.Err(); err != nil {
-		return th, warnings, &ThresholdError{File: file, Line: n + 1, Msg: err.Error()}
+		return th, warnings, &ThresholdError{File: file, Line: n + 1, Msg: err.Error(), Err: err}
 	}
 	return th, warnings, nil
 }

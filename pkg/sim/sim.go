@@ -201,9 +201,12 @@ type Fabric struct {
 	pma   pmaState
 }
 
-// Load parses a net file and builds its fabric.
+// Load parses a net file (or an ibnetdiscover topology file) and builds
+// its fabric. A file that cannot be read, is not a net file or declares no
+// node is a *netfile.ParseError: errors.Is(err, fs.ErrNotExist) for a
+// missing file, errors.Is(err, netfile.ErrNoNodes) for one without nodes.
 func Load(path string, opt *Options) (*Fabric, error) {
-	var po netfile.ParseOptions
+	po := netfile.ParseOptions{RequireNodes: true}
 	if opt != nil {
 		po.AllowDuplicateGUIDs = opt.AllowDuplicateGUIDs
 	}
@@ -482,7 +485,12 @@ func (n *node) description() string {
 // ids, then descriptions. A switch is attached at port 0, a CA or router at
 // its first port. Several transports may be attached at once.
 func (f *Fabric) Attach(id string) (transport.Transport, error) {
-	return f.AttachEndpoint(id)
+	e, err := f.AttachEndpoint(id)
+	if err != nil {
+		// A nil *Endpoint in the interface would compare non-nil.
+		return nil, err
+	}
+	return e, nil
 }
 
 // AttachEndpoint is Attach returning the concrete type.

@@ -427,8 +427,13 @@ func TestAttach(t *testing.T) {
 			t.Errorf("%q attached to %q", tt.id, ep.Node())
 		}
 	}
-	if _, err := f.Attach("nope"); !errors.Is(err, ErrNoNode) {
-		t.Errorf("err %v", err)
+	// A failed Attach is a nil interface, not one holding a nil
+	// *Endpoint: a caller's "tr != nil" must not pass it on.
+	if tr, err := f.Attach("nope"); !errors.Is(err, ErrNoNode) || tr != nil {
+		t.Errorf("Attach(nope) = %#v, %v; want nil, ErrNoNode", tr, err)
+	}
+	if tr, err := new(Fabric).Attach(""); !errors.Is(err, transport.ErrNoDevice) || tr != nil {
+		t.Errorf("Attach on an empty fabric = %#v, %v; want nil, transport.ErrNoDevice", tr, err)
 	}
 	ep := attach(t, f, "swA")
 	if pi := portInfo(t, ep, "0", 0); pi.LocalPortNum != 0 {

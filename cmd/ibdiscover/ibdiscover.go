@@ -149,20 +149,27 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 
 	// Output files are opened before discovery, so a bad path fails at
-	// once; they are renamed into place only when complete, and never
-	// after an interruption.
+	// once; they are renamed into place together, only when all are
+	// complete, and never after an interruption.
+	var outs outfile.Set
+	defer outs.Abort()
 	var outF, cacheF *outfile.File
+	if c.NArg() == 1 && output == "" {
+		return cliapp.Usage(`topology-file ""`, "empty file name")
+	}
 	if output != "" {
-		if outF, err = outfile.CreateContext(c.Context, output); err != nil {
+		if outF, err = outs.Create(c.Context, output); err != nil {
 			return cliapp.Exit(exitcode.Usage, err)
 		}
-		defer outF.Abort()
 	}
-	if f := c.String("cache"); f != "" {
-		if cacheF, err = outfile.CreateContext(c.Context, f); err != nil {
+	if c.IsSet("cache") {
+		f := c.String("cache")
+		if f == "" {
+			return cliapp.Usage(`--cache ""`, "empty file name")
+		}
+		if cacheF, err = outs.Create(c.Context, f); err != nil {
 			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--cache: %w", err))
 		}
-		defer cacheF.Abort()
 	}
 	namer := func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }
 
@@ -277,33 +284,31 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			err = outF.Commit()
 		}
 	case outF != nil:
-		if err = write(outF); err == nil {
-			err = outF.Commit()
-		}
+		err = write(outF)
 	default:
 		err = write(stdout)
 	}
-	if err != nil {
+	failed := func(err error) error {
 		if c.Context.Err() != nil { // e.g. Ctrl-C while waiting for a FIFO's reader
 			return cliapp.Exit(exitcode.Interrupted, err)
 		}
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
+	if err != nil {
+		return failed(err)
+	}
 	if cacheF != nil {
 		if res.Fabric.MaxHops == 0 {
 			res.Fabric.MaxHops = res.MaxHops // the header's "max hops discovered"
 		}
-		err := ibndcache.Write(cacheF, res.Fabric)
-		if err == nil {
-			err = cacheF.Commit()
+		if err := ibndcache.Write(cacheF, res.Fabric); err != nil {
+			return failed(fmt.Errorf("caching the fabric failed: %w", err))
 		}
-		if err != nil {
-			code := exitcode.Fatal
-			if c.Context.Err() != nil {
-				code = exitcode.Interrupted
-			}
-			return cliapp.Exit(code, fmt.Errorf("caching the fabric failed: %w", err))
-		}
+	}
+	// Every output is complete: replace the files together (a failure
+	// here, a full disk, replaces none).
+	if err := outs.Commit(); err != nil {
+		return failed(err)
 	}
 	if c.Bool("max_hops") && c.String("load-cache") == "" {
 		fmt.Fprintf(stderr, "ibdiscover: %d SMPs sent (%d retries); ibnetdiscover sends %d on this fabric\n", res.SMPs, res.Retries, res.IBNetDiscover.SMPs)

@@ -264,12 +264,17 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 	// The output file is opened before discovery, so a bad path fails at
 	// once; it is renamed into place only when complete.
+	var outs outfile.Set
+	defer outs.Abort()
 	var outF *outfile.File
-	if out := c.String("output"); out != "" {
-		if outF, err = outfile.CreateContext(c.Context, out); err != nil {
+	if c.IsSet("output") {
+		out := c.String("output")
+		if out == "" {
+			return cliapp.Usage(`--output ""`, "empty file name")
+		}
+		if outF, err = outs.Create(c.Context, out); err != nil {
 			return cliapp.Usage("--output", err.Error())
 		}
-		defer outF.Abort()
 	}
 
 	fab, err := openFabric(c.Context, s)
@@ -349,7 +354,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		err = write(outF)
 		if err == nil && c.Context.Err() == nil {
 			// An interrupted run never replaces the output file.
-			err = outF.Commit()
+			err = outs.Commit()
 		}
 	} else {
 		err = write(stdout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"sync"
@@ -45,7 +46,21 @@ func Main(run RunFunc) {
 	if TestHooked() {
 		attach.ConnectSent = func() { TestEvent("connect") }
 	}
-	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
+	var stdout io.Writer = os.Stdout
+	if outfile.DescriptorClosed(1) {
+		// Started with stdout closed (>&-): output written there is
+		// lost, so a write fails, as the C tools' does.
+		stdout = closedWriter{}
+	}
+	os.Exit(runWithSignals(run, stdout, os.Stderr, os.Args))
+}
+
+// closedWriter is a standard output that was closed when the process
+// started: every write fails with EBADF.
+type closedWriter struct{}
+
+func (closedWriter) Write([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "write", Path: "standard output (closed)", Err: syscall.EBADF}
 }
 
 // StatusBrokenPipe is the status of a run whose standard output was

@@ -77,9 +77,10 @@ var (
 	pending   = map[*File]struct{}{}
 )
 
-// testHook, when set (by tests), is called at each step of a commit:
-// "sync" (the temporary file flushed), "chmod" (its mode set), "rename".
-var testHook func(step, path string)
+// testHook, when set (by tests), is called before each step of a
+// commit with the temporary file's name: "chmod" (its mode set), "sync"
+// (flushed), "rename"; an error it returns is the step's.
+var testHook func(step, tmp string) error
 
 // failWrite, when set (by tests, through SetWriteFault), returns the
 // error a write to the temporary file of a target named base fails with.
@@ -99,10 +100,11 @@ func SetWriteFault(base string, err error) (restore func()) {
 	return func() { failWrite = nil }
 }
 
-func hook(step, path string) {
+func hook(step, tmp string) error {
 	if testHook != nil {
-		testHook(step, path)
+		return testHook(step, tmp)
 	}
+	return nil
 }
 
 // Create starts writing path; see CreateContext.
@@ -289,14 +291,20 @@ func (o *File) prepare() error {
 		if st, err := os.Stat(o.real); err == nil {
 			old = st // its mode now, not when Create checked it
 		}
-		hook("chmod", o.tmp)
-		if err := keepMode(o.f, old); err != nil {
+		err := hook("chmod", o.tmp)
+		if err == nil {
+			err = keepMode(o.f, old)
+		}
+		if err != nil {
 			o.Abort()
 			return fmt.Errorf("%s: cannot keep its mode %v: %w", o.path, old.Mode().Perm(), unwrapPath(err))
 		}
 	}
-	hook("sync", o.tmp)
-	if err := o.f.Sync(); err != nil {
+	err := hook("sync", o.tmp)
+	if err == nil {
+		err = o.f.Sync()
+	}
+	if err != nil {
 		o.Abort()
 		return fmt.Errorf("%s: %w", o.path, unwrapPath(err))
 	}
@@ -315,8 +323,11 @@ func (o *File) rename() error {
 	if o.done {
 		return nil
 	}
-	hook("rename", o.tmp)
-	if err := os.Rename(o.tmp, o.real); err != nil {
+	err := hook("rename", o.tmp)
+	if err == nil {
+		err = os.Rename(o.tmp, o.real)
+	}
+	if err != nil {
 		o.Abort()
 		return fmt.Errorf("%s: cannot be replaced: %w", o.path, unwrapPath(err))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"sync"
@@ -46,21 +45,7 @@ func Main(run RunFunc) {
 	if TestHooked() {
 		attach.ConnectSent = func() { TestEvent("connect") }
 	}
-	var stdout io.Writer = os.Stdout
-	if outfile.DescriptorClosed(1) {
-		// Started with stdout closed (>&-): output written there is
-		// lost, so a write fails, as the C tools' does.
-		stdout = closedWriter{}
-	}
-	os.Exit(runWithSignals(run, stdout, os.Stderr, os.Args))
-}
-
-// closedWriter is a standard output that was closed when the process
-// started: every write fails with EBADF.
-type closedWriter struct{}
-
-func (closedWriter) Write([]byte) (int, error) {
-	return 0, &fs.PathError{Op: "write", Path: "standard output (closed)", Err: syscall.EBADF}
+	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
 }
 
 // StatusBrokenPipe is the status of a run whose standard output was

@@ -53,8 +53,7 @@ var ErrUnsafeLink = errors.New("symbolic link not followed")
 // ErrSameFile: two outputs of one run name the same file.
 var ErrSameFile = errors.New("the same file as another output")
 
-// ErrClosedDescriptor: an output names a descriptor that is not open (or
-// standard output closed with >&-).
+// ErrClosedDescriptor: an output names a descriptor that is not open.
 var ErrClosedDescriptor = errors.New("descriptor not open")
 
 // File is an output file being written.

@@ -22,9 +22,6 @@ func openDescriptor(int) (*os.File, error) {
 	return nil, errors.New("descriptor names are not supported on this system")
 }
 
-// DescriptorClosed is never known here.
-func DescriptorClosed(int) bool { return false }
-
 func ownedByCaller(fs.FileInfo) bool { return false }
 
 func makerGone(int, time.Time) bool { return false }

@@ -78,9 +78,6 @@ func mayFollow(link string, lst fs.FileInfo) error {
 // writing in place: writes go where fd's own writes go (at its offset,
 // appending when it was opened O_APPEND), and closing it leaves fd open.
 func openDescriptor(fd int) (*os.File, error) {
-	if DescriptorClosed(fd) {
-		return nil, fmt.Errorf("%w: descriptor %d", ErrClosedDescriptor, fd)
-	}
 	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	if err != nil {
 		if errors.Is(err, unix.EBADF) {
@@ -100,28 +97,6 @@ func openDescriptor(fd int) (*os.File, error) {
 		return nil, fmt.Errorf("descriptor %d: %w", fd, err)
 	}
 	return os.NewFile(uintptr(nfd), "/dev/fd/"+strconv.Itoa(fd)), nil
-}
-
-// DescriptorClosed reports whether the standard descriptor fd (0, 1 or
-// 2) was closed when the process started (as by the shell's >&-): the
-// Go runtime then opens /dev/null read-write in its place, which no
-// shell redirection does but <>/dev/null.
-func DescriptorClosed(fd int) bool {
-	if fd < 0 || fd > 2 {
-		return false
-	}
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil {
-		return errors.Is(err, unix.EBADF)
-	}
-	if fl&unix.O_ACCMODE != unix.O_RDWR {
-		return false
-	}
-	var st, null unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || unix.Stat(os.DevNull, &null) != nil {
-		return false
-	}
-	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == null.Rdev
 }
 
 // ownedByCaller reports whether st's file belongs to the effective user.

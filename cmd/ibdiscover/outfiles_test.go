@@ -118,13 +118,19 @@ func TestOutputTargets(t *testing.T) {
 			f.Close()
 			got <- string(b)
 		}()
-		_, stderr, code := runOurs(t, append(append([]string{}, src...), "--cache", p)...)
+		var stderr []byte
+		var code int
+		within(t, "ibdiscover --cache FIFO", func() {
+			_, stderr, code = runOurs(t, append(append([]string{}, src...), "--cache", p)...)
+		})
 		if code != 0 {
 			t.Fatalf("exit %d %s", code, stderr)
 		}
-		if s := <-got; len(s) < 100 {
-			t.Errorf("FIFO reader got %d bytes", len(s))
-		}
+		within(t, "the FIFO's reader", func() {
+			if s := <-got; len(s) < 100 {
+				t.Errorf("FIFO reader got %d bytes", len(s))
+			}
+		})
 		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
 			t.Errorf("FIFO replaced: %v", st.Mode())
 		}
@@ -213,7 +219,8 @@ func TestFIFOWithoutReader(t *testing.T) {
 	// The tool waits for a reader once discovery is done; cancel at any
 	// point: the outcome is the same.
 	cancel()
-	code := <-done
+	var code int
+	within(t, "ibdiscover --cache FIFO, cancelled", func() { code = <-done })
 	if code != exitcode.Interrupted {
 		t.Errorf("exit %d, want %d: %s", code, exitcode.Interrupted, stderr.String())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/internal/progress"
 	"github.com/ibfabric/ibdiag/internal/termout"
@@ -106,7 +107,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return cliapp.Exit(exitcode.Usage, err)
+		return cliapp.InputError(err)
 	}
 	cfg := s.Config()
 	cfg.NoMlnxEPI = cfg.NoMlnxEPI || c.Bool("no-mlnx-epi")
@@ -132,7 +133,12 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	paint := termout.NewPainter(stderr)
 
-	names, err := nodenamemap.Open(c.String("node-name-map"))
+	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
+		return nodenamemap.Open(c.String("node-name-map"))
+	})
+	if errors.Is(err, context.Canceled) {
+		return cliapp.InputError(err)
+	}
 	if err != nil {
 		if c.IsSet("node-name-map") {
 			// A map asked for by name must be usable: refuse it.
@@ -176,10 +182,21 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	// An incomplete cache (written by ibnetdiscover 44 after PortInfo
 	// timeouts) loads with its dangling references skipped, and says so.
 	loadCache := func(flag, f string) (*model.Fabric, error) {
-		fab, skipped, err := ibndcache.LoadSkipped(f)
+		type loaded struct {
+			fab     *model.Fabric
+			skipped ibndcache.Skipped
+		}
+		l, err := infile.Load(c.Context, "--"+flag, f, func() (loaded, error) {
+			fab, skipped, err := ibndcache.LoadSkipped(f)
+			return loaded{fab, skipped}, err
+		})
+		if errors.Is(err, context.Canceled) {
+			return nil, cliapp.InputError(err)
+		}
 		if err != nil {
 			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w", flag, err))
 		}
+		fab, skipped := l.fab, l.skipped
 		if skipped.Any() {
 			fmt.Fprintf(stderr, "%s --%s: %s: incomplete cache: %v\n", paint.Warn("ibdiscover:"), flag, f, skipped)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -240,12 +241,17 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return cliapp.Exit(exitcode.Usage, err)
+		return cliapp.InputError(err)
 	}
 	cfg := s.Config()
 
 	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit"), engine: engine, routed: routed}
-	names, err := nodenamemap.Open(c.String("node-name-map"))
+	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
+		return nodenamemap.Open(c.String("node-name-map"))
+	})
+	if errors.Is(err, context.Canceled) {
+		return cliapp.InputError(err)
+	}
 	if err != nil {
 		if c.IsSet("node-name-map") {
 			// A map asked for by name must be usable: refuse it.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/netfile"
@@ -186,7 +187,9 @@ func FromContext(c *cli.Context) (Settings, error) {
 	if app := c.App; app != nil && app.ErrWriter != nil {
 		s.Warn = func(msg string) { fmt.Fprintf(app.ErrWriter, "%s: warning: %s\n", app.Name, msg) }
 	}
-	conf, err := loadDiagConfig(c.String("config"), c.IsSet("config"))
+	conf, err := infile.Load(c.Context, "-z/--config", c.String("config"), func() (*DiagConfig, error) {
+		return loadDiagConfig(c.String("config"), c.IsSet("config"))
+	})
 	if err != nil {
 		return s, err
 	}
@@ -283,7 +286,7 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 func open(ctx context.Context, s Settings) (*Fabric, error) {
 	switch {
 	case s.Sim != "":
-		return openSim(s)
+		return infile.Load(ctx, "--sim", s.Sim, func() (*Fabric, error) { return openSim(s) })
 	case s.IBSim:
 		cfg := ibsim.ConfigFromEnv()
 		if s.IBSimSock != "" {

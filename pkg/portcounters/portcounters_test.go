@@ -249,10 +249,10 @@ func TestReadOnlyTransportRefusesClear(t *testing.T) {
 func TestThresholdErrorsShown(t *testing.T) {
 	long := strings.Repeat("A", 100000)
 	for in, want := range map[string]string{
-		"\x1b[2J\x07\n":                     `th:1: want CounterName=value, got "\x1b[2J\a"`,
-		"Port\x1bRcv=1x\n":                  `th:1: "Port\x1bRcv": bad value "1x"`,
-		long + "\n":                         `th:1: want CounterName=value, got "` + strings.Repeat("A", 80) + `"... (100000 bytes)`,
-		"PortRcvErrors=" + long + "\n":      `th:1: PortRcvErrors: bad value "` + strings.Repeat("A", 80) + `"... (100000 bytes)`,
+		"\x1b[2J\x07\n":                    `th:1: want CounterName=value, got "\x1b[2J\a"`,
+		"Port\x1bRcv=1x\n":                 `th:1: "Port\x1bRcv": bad value "1x"`,
+		long + "\n":                        `th:1: want CounterName=value, got "` + strings.Repeat("A", 80) + `"... (100000 bytes)`,
+		"PortRcvErrors=" + long + "\n":     `th:1: PortRcvErrors: bad value "` + strings.Repeat("A", 80) + `"... (100000 bytes)`,
 		"PortRcvErrors=\x1b]0;pwned\x07\n": `th:1: PortRcvErrors: bad value "\x1b]0;pwned\a"`,
 	} {
 		_, _, err := ParseThresholds("th", []byte(in))

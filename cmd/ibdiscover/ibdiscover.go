@@ -187,11 +187,15 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			skipped ibndcache.Skipped
 		}
 		l, err := infile.Load(c.Context, "--"+flag, f, func() (loaded, error) {
-			fab, skipped, err := ibndcache.LoadSkipped(f)
+			// --max-nodes bounds a cache as it bounds discovery
+			fab, skipped, err := ibndcache.LoadMax(f, s.MaxNodes)
 			return loaded{fab, skipped}, err
 		})
 		if errors.Is(err, context.Canceled) {
 			return nil, cliapp.InputError(err)
+		}
+		if errors.Is(err, ibndcache.ErrTooManyNodes) {
+			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w (--max-nodes %d; --max-nodes raises the limit)", flag, err, s.MaxNodes))
 		}
 		if err != nil {
 			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w", flag, err))

@@ -195,7 +195,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return nil, cliapp.InputError(err)
 		}
 		if errors.Is(err, ibndcache.ErrTooManyNodes) {
-			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w (--max-nodes %d; --max-nodes raises the limit)", flag, err, s.MaxNodes))
+			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w; --max-nodes raises the limit", flag, err))
 		}
 		if err != nil {
 			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w", flag, err))

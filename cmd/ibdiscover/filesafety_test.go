@@ -160,18 +160,20 @@ func TestFailedRunKeepsOutputs(t *testing.T) {
 			t.Errorf("the topology file was replaced (%d bytes) by a run that failed", len(b))
 		}
 	}
-	t.Run("injected ENOSPC", func(t *testing.T) {
-		dir := t.TempDir()
-		topo := clitest.WriteFile(t, dir, "topo.txt", "old topology\n")
-		cache := clitest.WriteFile(t, dir, "c.cache", "old cache")
-		defer outfile.SetWriteFault("c.cache", syscall.ENOSPC)()
-		_, stderr, code := runOurs(t, "--sim", fabrics+"loop.net", "--cache", cache, topo)
-		check(t, topo, stderr, code)
-		if b, _ := os.ReadFile(cache); string(b) != "old cache" {
-			t.Errorf("the cache was replaced")
-		}
-		clitest.NoLeftovers(t, dir, "topo.txt", "c.cache")
-	})
+	for _, extra := range [][]string{nil, {"-p"}, {"-l"}} {
+		t.Run(strings.TrimSpace("injected ENOSPC "+strings.Join(extra, " ")), func(t *testing.T) {
+			dir := t.TempDir()
+			topo := clitest.WriteFile(t, dir, "topo.txt", "old topology\n")
+			cache := clitest.WriteFile(t, dir, "c.cache", "old cache")
+			defer outfile.SetWriteFault("c.cache", syscall.ENOSPC)()
+			_, stderr, code := runOurs(t, append([]string{"--sim", fabrics + "loop.net", "--cache", cache, topo}, extra...)...)
+			check(t, topo, stderr, code)
+			if b, _ := os.ReadFile(cache); string(b) != "old cache" {
+				t.Errorf("the cache was replaced")
+			}
+			clitest.NoLeftovers(t, dir, "topo.txt", "c.cache")
+		})
+	}
 	t.Run("full tmpfs", func(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("mounting a tmpfs needs root; the injected fault covers a user")

@@ -300,10 +300,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	switch {
 	case sel.kind == outPorts:
 		// Like ibnetdiscover: the report goes to stdout and the
-		// topology file, if named, is created empty.
-		if err = topology.WritePorts(stdout, res.Fabric, namer); err == nil && outF != nil {
-			err = outF.Commit()
-		}
+		// topology file, if named, is created empty (by the commit of
+		// every output below).
+		err = topology.WritePorts(stdout, res.Fabric, namer)
 	case outF != nil:
 		err = write(outF)
 	default:

@@ -270,6 +270,10 @@ func TestStaleTempRemoved(t *testing.T) {
 	dir := t.TempDir()
 	stale := clitest.WriteFile(t, dir, ".c.cache.tmp"+strconv.Itoa(dead.Process.Pid)+"-0123456789ab", "half a cache")
 	live := clitest.WriteFile(t, dir, ".c.cache.tmp1-0123456789ab", "init's") // PID 1 is alive and older
+	// (left a minute ago and more: a file written in the last 30 s may be
+	// another PID namespace's live one)
+	os.Chtimes(stale, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	os.Chtimes(live, time.Now().Add(-time.Minute), time.Now().Add(-time.Minute))
 	if _, stderr, code := runOurs(t, "--sim", fabrics+"loop.net", "--cache", filepath.Join(dir, "c.cache")); code != 0 {
 		t.Fatalf("exit %d %s", code, stderr)
 	}

@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -702,11 +703,18 @@ func staleTemp(name, base string) (int, bool) {
 	return n, true
 }
 
+// staleAge is how long a temporary file must have been left unwritten
+// before removeStale may take it: a process in another PID namespace
+// (another container sharing the directory) has a PID we cannot see, but
+// it writes its temporary file until it renames it.
+const staleAge = 30 * time.Second
+
 // removeStale removes, in dir, the temporary files of ours for base that
 // a process killed outright (SIGKILL) left: exactly tempName's pattern, a
-// regular file owned by the caller, made by a process that is no longer
-// alive (its PID is unused, or used by a process started after the file
-// was last written). Errors are ignored: the files are only clutter.
+// regular file owned by the caller, not written for staleAge, made by a
+// process that is no longer alive (its PID is unused, or used by a
+// process started after the file was last written). Errors are ignored:
+// the files are only clutter.
 func removeStale(dir, base string) {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -723,7 +731,8 @@ func removeStale(dir, base string) {
 			}
 			p := filepath.Join(dir, name)
 			st, err := os.Lstat(p)
-			if err != nil || !st.Mode().IsRegular() || !ownedByCaller(st) || !makerGone(pid, st.ModTime()) {
+			if err != nil || !st.Mode().IsRegular() || !ownedByCaller(st) ||
+				time.Since(st.ModTime()) < staleAge || !makerGone(pid, st.ModTime()) {
 				continue
 			}
 			os.Remove(p)

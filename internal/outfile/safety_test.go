@@ -412,14 +412,15 @@ func TestStaleTemps(t *testing.T) {
 		chown  bool      // owned by another user (root only)
 		remove bool
 	}{
-		{name("c.cache", deadPID), time.Time{}, false, true},
-		{name("c.cache", livePID), hour, false, true},         // the PID was reused by a later process
-		{name("c.cache", livePID), time.Time{}, false, false}, // its maker is alive
-		{name("c.cache", os.Getpid()), hour, false, false},    // ours
-		{name("other", deadPID), time.Time{}, false, false},   // another target's
-		{".c.cache.tmp" + hexs, time.Time{}, false, false},    // not our pattern
-		{".c.cache.tmp" + strconv.Itoa(deadPID) + "-" + hexs + "x", time.Time{}, false, false},
-		{"c.cache.tmp" + strconv.Itoa(deadPID) + "-" + hexs, time.Time{}, false, false},
+		{name("c.cache", deadPID), hour, false, true},
+		{name("c.cache", livePID), hour, false, true},  // the PID was reused by a later process
+		{"", hour, false, false}, // (named below) its maker is alive
+		{tempName("c.cache", fmt.Sprintf("%d-%s", deadPID, "cccccccccccc")), time.Time{}, false, false}, // written just now
+		{name("c.cache", os.Getpid()), hour, false, false}, // ours
+		{name("other", deadPID), hour, false, false},       // another target's
+		{".c.cache.tmp" + hexs, hour, false, false},        // not our pattern
+		{".c.cache.tmp" + strconv.Itoa(deadPID) + "-" + hexs + "x", hour, false, false},
+		{"c.cache.tmp" + strconv.Itoa(deadPID) + "-" + hexs, hour, false, false},
 	}
 	if os.Geteuid() == 0 {
 		files = append(files, struct {
@@ -427,13 +428,18 @@ func TestStaleTemps(t *testing.T) {
 			mtime  time.Time
 			chown  bool
 			remove bool
-		}{tempName("c.cache", fmt.Sprintf("%d-%s", deadPID, "ba9876543210")), time.Time{}, true, false})
+		}{tempName("c.cache", fmt.Sprintf("%d-%s", deadPID, "ba9876543210")), hour, true, false})
 	}
 	for i, f := range files {
 		p := filepath.Join(dir, f.name)
-		if i == 2 { // same name as 1 otherwise
-			p = filepath.Join(dir, tempName("c.cache", fmt.Sprintf("%d-%s", livePID, "aaaaaaaaaaaa")))
+		if i == 2 { // left a minute ago by a live process started before: PID 1
+			p = filepath.Join(dir, tempName("c.cache", "1-aaaaaaaaaaaa"))
 			files[i].name = filepath.Base(p)
+			files[i].mtime = time.Now().Add(-time.Minute)
+			f.mtime = files[i].mtime
+			if start, ok := processStart(1); !ok || !start.Before(files[i].mtime) {
+				clitest.Skip(t, "the start of process 1 is not known or not a minute old: %v", start)
+			}
 		}
 		if err := os.WriteFile(p, []byte("stale"), 0o600); err != nil {
 			t.Fatal(err)

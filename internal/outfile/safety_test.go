@@ -413,12 +413,12 @@ func TestStaleTemps(t *testing.T) {
 		remove bool
 	}{
 		{name("c.cache", deadPID), hour, false, true},
-		{name("c.cache", livePID), hour, false, true},  // the PID was reused by a later process
-		{"", hour, false, false}, // (named below) its maker is alive
+		{name("c.cache", livePID), hour, false, true}, // the PID was reused by a later process
+		{"", hour, false, false},                      // (named below) its maker is alive
 		{tempName("c.cache", fmt.Sprintf("%d-%s", deadPID, "cccccccccccc")), time.Time{}, false, false}, // written just now
-		{name("c.cache", os.Getpid()), hour, false, false}, // ours
-		{name("other", deadPID), hour, false, false},       // another target's
-		{".c.cache.tmp" + hexs, hour, false, false},        // not our pattern
+		{name("c.cache", os.Getpid()), hour, false, false},                                              // ours
+		{name("other", deadPID), hour, false, false},                                                    // another target's
+		{".c.cache.tmp" + hexs, hour, false, false},                                                     // not our pattern
 		{".c.cache.tmp" + strconv.Itoa(deadPID) + "-" + hexs + "x", hour, false, false},
 		{"c.cache.tmp" + strconv.Itoa(deadPID) + "-" + hexs, hour, false, false},
 	}

@@ -21,8 +21,7 @@ const poke = 10 * time.Millisecond
 // and returns, and the tool can see ctx's cancellation. Anything else
 // than a FIFO is not watched.
 func UnblockOnCancel(ctx context.Context, path string) (stop func()) {
-	st, err := os.Stat(path)
-	if err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+	if !isFIFO(path) {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -54,11 +53,12 @@ func UnblockOnCancel(ctx context.Context, path string) (stop func()) {
 }
 
 // Load runs load, which opens and reads the input file path, with path
-// watched by UnblockOnCancel. When ctx was done meanwhile it returns an
-// error naming flag and path that wraps ctx's error (load's result is
-// then an empty FIFO's, of no use).
+// watched by UnblockOnCancel. When path is a FIFO and ctx was done
+// meanwhile it returns an error naming flag and path that wraps ctx's
+// error (load's result is then an empty FIFO's, of no use); anything else
+// is load's own result.
 func Load[T any](ctx context.Context, flag, path string, load func() (T, error)) (T, error) {
-	if ctx == nil {
+	if ctx == nil || !isFIFO(path) {
 		return load()
 	}
 	stop := UnblockOnCancel(ctx, path)
@@ -69,4 +69,9 @@ func Load[T any](ctx context.Context, flag, path string, load func() (T, error))
 		return zero, fmt.Errorf("%s %s: interrupted while waiting for a writer: %w", flag, path, ctx.Err())
 	}
 	return v, err
+}
+
+func isFIFO(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode()&fs.ModeNamedPipe != 0
 }

@@ -92,4 +92,14 @@ func TestLoadWriter(t *testing.T) {
 	if got, err := Load(context.Background(), "--flag", f, readAll(f)); err != nil || got != "file" {
 		t.Errorf("regular file: %q, %v", got, err)
 	}
+	// a cancelled run reading a regular file (or no file) gets the
+	// loader's result: the cancellation is the caller's to report
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got, err := Load(ctx, "--flag", f, readAll(f)); err != nil || got != "file" {
+		t.Errorf("regular file, cancelled: %q, %v", got, err)
+	}
+	if _, err := Load(ctx, "--flag", "", func() (int, error) { return 1, nil }); err != nil {
+		t.Errorf("no file, cancelled: %v", err)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/clitest"
@@ -40,7 +39,7 @@ func craftedCache(t *testing.T, nodes uint32, size int64) string {
 // TestLoadCacheMaxNodes: --load-cache and --diff are bounded by
 // --max-nodes as discovery is: a crafted cache whose header counts 1 M
 // nodes is refused from its header, with one line naming the option and
-// the limit, before its 200 MB are read (the process stays small).
+// the limit, before its 200 MB are read.
 func TestLoadCacheMaxNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -60,11 +59,10 @@ func TestLoadCacheMaxNodes(t *testing.T) {
 		if !strings.Contains(stderr.String(), "--max-nodes") {
 			t.Errorf("%s: the message does not name --max-nodes: %s", args[0], stderr.String())
 		}
-		// a refusal from the header reads 28 bytes, not 200 MB
-		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		if ru != nil && ru.Maxrss > 64<<10 { // KiB
-			t.Errorf("%s: peak RSS %d KiB: the cache was read before it was refused", args[0], ru.Maxrss)
-		}
+		// (that the refusal reads the header only is
+		// ibndcache's TestLoadMaxReadsHeaderOnly: the child's peak RSS
+		// is no measure, Linux carries the test process's over the
+		// vfork and exec)
 	}
 	// the default limit holds too
 	over := craftedCache(t, 1<<20+1, 1<<20)

@@ -214,6 +214,7 @@ func TestOutputNames(t *testing.T) {
 		{"hard link", []string{"--cache", filepath.Join(dir, "hard"), x}, "--cache: " + filepath.Join(dir, "hard"), "the same file as another output"},
 		{"symlink", []string{"--cache", filepath.Join(dir, "soft"), x}, "--cache: " + filepath.Join(dir, "soft"), "the same file as another output"},
 		{"new file twice", []string{"--cache", filepath.Join(dir, "n"), filepath.Join(dir, ".", "n")}, "--cache: ", "the same file as another output"},
+		{"descriptor not open", []string{"--cache", "/dev/fd/97"}, "--cache: /dev/fd/97", "descriptor not open: descriptor 97"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

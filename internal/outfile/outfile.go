@@ -707,7 +707,7 @@ func staleTemp(name, base string) (int, bool) {
 // before removeStale may take it: a process in another PID namespace
 // (another container sharing the directory) has a PID we cannot see, but
 // it writes its temporary file until it renames it.
-const staleAge = 30 * time.Second
+var staleAge = 30 * time.Second // a variable for tests
 
 // removeStale removes, in dir, the temporary files of ours for base that
 // a process killed outright (SIGKILL) left: exactly tempName's pattern, a

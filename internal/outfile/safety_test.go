@@ -413,8 +413,7 @@ func TestStaleTemps(t *testing.T) {
 		remove bool
 	}{
 		{name("c.cache", deadPID), hour, false, true},
-		{name("c.cache", livePID), hour, false, true}, // the PID was reused by a later process
-		{"", hour, false, false},                      // (named below) its maker is alive
+		{name("c.cache", livePID), hour, false, true},                                                   // the PID was reused by a later process
 		{tempName("c.cache", fmt.Sprintf("%d-%s", deadPID, "cccccccccccc")), time.Time{}, false, false}, // written just now
 		{name("c.cache", os.Getpid()), hour, false, false},                                              // ours
 		{name("other", deadPID), hour, false, false},                                                    // another target's
@@ -430,17 +429,8 @@ func TestStaleTemps(t *testing.T) {
 			remove bool
 		}{tempName("c.cache", fmt.Sprintf("%d-%s", deadPID, "ba9876543210")), hour, true, false})
 	}
-	for i, f := range files {
+	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if i == 2 { // left a minute ago by a live process started before: PID 1
-			p = filepath.Join(dir, tempName("c.cache", "1-aaaaaaaaaaaa"))
-			files[i].name = filepath.Base(p)
-			files[i].mtime = time.Now().Add(-time.Minute)
-			f.mtime = files[i].mtime
-			if start, ok := processStart(1); !ok || !start.Before(files[i].mtime) {
-				clitest.Skip(t, "the start of process 1 is not known or not a minute old: %v", start)
-			}
-		}
 		if err := os.WriteFile(p, []byte("stale"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -461,6 +451,28 @@ func TestStaleTemps(t *testing.T) {
 		if gone := err != nil; gone != f.remove {
 			t.Errorf("%s: removed %v, want %v", f.name, gone, f.remove)
 		}
+	}
+
+	// A live maker's file is kept even when old enough to be taken: the
+	// live process started before the file was written.
+	defer func(a time.Duration) { staleAge = a }(staleAge)
+	staleAge = 0
+	alive := filepath.Join(dir, tempName("c.cache", fmt.Sprintf("%d-%s", livePID, "aaaaaaaaaaaa")))
+	if err := os.WriteFile(alive, []byte("being written"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if start, ok := processStart(livePID); !ok || start.After(time.Now()) {
+		clitest.Skip(t, "the start of process %d is not known: %v", livePID, start)
+	}
+	if o, err := Create(target); err == nil {
+		o.Abort()
+	}
+	if _, err := os.Lstat(alive); err != nil {
+		t.Errorf("the temporary file of a live process was removed")
+	}
+	fresh := filepath.Join(dir, files[2].name) // kept above only for its age
+	if _, err := os.Lstat(fresh); err == nil {
+		t.Errorf("%s: kept once old enough", files[2].name)
 	}
 }
 

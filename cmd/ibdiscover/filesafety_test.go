@@ -268,13 +268,17 @@ func TestStaleTempRemoved(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		clitest.Skip(t, "true: %v", err)
 	}
+	running := exec.Command("sleep", "60")
+	if err := running.Start(); err != nil {
+		clitest.Skip(t, "sleep: %v", err)
+	}
+	defer func() { running.Process.Kill(); running.Wait() }()
 	dir := t.TempDir()
 	stale := clitest.WriteFile(t, dir, ".c.cache.tmp"+strconv.Itoa(dead.Process.Pid)+"-0123456789ab", "half a cache")
-	live := clitest.WriteFile(t, dir, ".c.cache.tmp1-0123456789ab", "init's") // PID 1 is alive and older
-	// (left a minute ago and more: a file written in the last 30 s may be
-	// another PID namespace's live one)
+	// (left an hour ago: a file written in the last 30 s may be another
+	// PID namespace's live one)
 	os.Chtimes(stale, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
-	os.Chtimes(live, time.Now().Add(-time.Minute), time.Now().Add(-time.Minute))
+	live := clitest.WriteFile(t, dir, ".c.cache.tmp"+strconv.Itoa(running.Process.Pid)+"-0123456789ab", "being written")
 	if _, stderr, code := runOurs(t, "--sim", fabrics+"loop.net", "--cache", filepath.Join(dir, "c.cache")); code != 0 {
 		t.Fatalf("exit %d %s", code, stderr)
 	}

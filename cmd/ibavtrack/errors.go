@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
@@ -52,16 +54,21 @@ func loadThresholds(c *cli.Context, stderr io.Writer) (portcounters.Thresholds, 
 	if !explicit {
 		name = defaultThresholdFile
 	}
-	f, err := os.Open(name)
+	data, err := infile.Load(c.Context, "--threshold-file", name, func() ([]byte, error) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return io.ReadAll(io.LimitReader(f, portcounters.MaxThresholdFile+1))
+	})
+	if errors.Is(err, context.Canceled) {
+		return portcounters.Thresholds{}, cliapp.InputError(err)
+	}
 	if err != nil {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return portcounters.Thresholds{}, nil
 		}
-		return portcounters.Thresholds{}, cliapp.Usage("--threshold-file "+name, cleanErr(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, portcounters.MaxThresholdFile+1))
-	if err != nil {
 		return portcounters.Thresholds{}, cliapp.Usage("--threshold-file "+name, cleanErr(err))
 	}
 	th, warnings, err := portcounters.ParseThresholds(name, data)
@@ -109,7 +116,12 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			types = append(types, t)
 		}
 	}
-	names, err := nodenamemap.Open(c.String("node-name-map"))
+	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
+		return nodenamemap.Open(c.String("node-name-map"))
+	})
+	if errors.Is(err, context.Canceled) {
+		return cliapp.InputError(err)
+	}
 	if err != nil {
 		if c.IsSet("node-name-map") {
 			return cliapp.Usage("--node-name-map", err.Error())

@@ -94,7 +94,7 @@ type session struct {
 func openSession(c *cli.Context) (*session, error) {
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return nil, cliapp.Exit(exitcode.Usage, err)
+		return nil, cliapp.InputError(err)
 	}
 	// Only an explicit clearing flag opens the fabric for Sets.
 	s.AllowSet = c.Bool("clear-errors") || c.Bool("clear-counts")

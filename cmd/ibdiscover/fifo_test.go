@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 )
 
@@ -16,7 +18,7 @@ import (
 func TestEmptyFabricFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "fabric.net")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
+		clitest.Skip(t, "mkfifo: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -26,12 +28,36 @@ func TestEmptyFabricFIFO(t *testing.T) {
 		}
 		done <- err
 	}()
-	_, stderr, code := runOurs(t, "--sim", fifo)
+	var stderr []byte
+	var code int
+	within(t, "ibdiscover --sim FIFO", func() { _, stderr, code = runOurs(t, "--sim", fifo) })
 	want := "ibdiscover: --sim " + fifo + ": no nodes (want an ibsim net file or an ibnetdiscover topology file)\n"
 	if code != exitcode.Usage || string(stderr) != want {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Usage, want)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(fifoGuard):
+		t.Fatalf("the FIFO's writer was not let go in %v", fifoGuard)
+	}
+}
+
+// fifoGuard bounds each step of a test that can block on a FIFO.
+const fifoGuard = 60 * time.Second
+
+// within runs fn and fails t, naming what, if it has not returned within
+// fifoGuard (a FIFO opened twice would wait for a writer for ever),
+// instead of hanging the package.
+func within(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(fifoGuard):
+		t.Fatalf("%s: blocked for %v", what, fifoGuard)
 	}
 }

@@ -122,6 +122,10 @@ func TestConfigFileErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("# x\n\ntimeout=soon\n"), 0o644)
 	noeq := filepath.Join(dir, "noeq.conf")
 	os.WriteFile(noeq, []byte("CA mlx5_0\n"), 0o644)
+	long := filepath.Join(dir, "long.conf")
+	os.WriteFile(long, []byte("# a line within the limit, shown cut\n"+strings.Repeat("x", 60000)+"\n"), 0o644)
+	ctl := filepath.Join(dir, "ctl.conf")
+	os.WriteFile(ctl, []byte("timeout=\x1b[2J\n"), 0o644)
 	tests := []struct {
 		args []string
 		msg  string
@@ -130,6 +134,10 @@ func TestConfigFileErrors(t *testing.T) {
 		{[]string{"-z", bad}, "ibdiscover: " + bad + `:3: timeout "soon": want milliseconds 1..600000` + "\n"},
 		{[]string{"--config", noeq}, "ibdiscover: " + noeq + `:1: "CA mlx5_0": not name=value` + "\n"},
 		{[]string{"-z", dir}, "ibdiscover: " + dir + ": read " + dir + ": is a directory\n"},
+		// an endless line: the option and the limit, not bufio's words
+		{[]string{"-z", "/dev/zero"}, "ibdiscover: /dev/zero:1: line longer than 65536 bytes, the most a -z/--config file's line may have\n"},
+		{[]string{"-z", long}, "ibdiscover: " + long + `:2: "` + strings.Repeat("x", 80) + `"... (60000 bytes): not name=value` + "\n"},
+		{[]string{"-z", ctl}, "ibdiscover: " + ctl + `:1: timeout "\x1b[2J": want milliseconds 1..600000` + "\n"},
 		{[]string{"-y", "key"}, "ibdiscover: -y/--m_key key: must be a 64-bit number (0x... hex, 0... octal or decimal)\n"},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/internal/progress"
 	"github.com/ibfabric/ibdiag/internal/termout"
@@ -106,7 +107,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return cliapp.Exit(exitcode.Usage, err)
+		return cliapp.InputError(err)
 	}
 	cfg := s.Config()
 	cfg.NoMlnxEPI = cfg.NoMlnxEPI || c.Bool("no-mlnx-epi")
@@ -132,7 +133,12 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	paint := termout.NewPainter(stderr)
 
-	names, err := nodenamemap.Open(c.String("node-name-map"))
+	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
+		return nodenamemap.Open(c.String("node-name-map"))
+	})
+	if errors.Is(err, context.Canceled) {
+		return cliapp.InputError(err)
+	}
 	if err != nil {
 		if c.IsSet("node-name-map") {
 			// A map asked for by name must be usable: refuse it.
@@ -149,30 +155,52 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 
 	// Output files are opened before discovery, so a bad path fails at
-	// once; they are renamed into place only when complete, and never
-	// after an interruption.
+	// once; they are renamed into place together, only when all are
+	// complete, and never after an interruption.
+	var outs outfile.Set
+	defer outs.Abort()
 	var outF, cacheF *outfile.File
+	if c.NArg() == 1 && output == "" {
+		return cliapp.Usage(`topology-file ""`, "empty file name")
+	}
 	if output != "" {
-		if outF, err = outfile.CreateContext(c.Context, output); err != nil {
+		if outF, err = outs.Create(c.Context, output); err != nil {
 			return cliapp.Exit(exitcode.Usage, err)
 		}
-		defer outF.Abort()
 	}
-	if f := c.String("cache"); f != "" {
-		if cacheF, err = outfile.CreateContext(c.Context, f); err != nil {
+	if c.IsSet("cache") {
+		f := c.String("cache")
+		if f == "" {
+			return cliapp.Usage(`--cache ""`, "empty file name")
+		}
+		if cacheF, err = outs.Create(c.Context, f); err != nil {
 			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--cache: %w", err))
 		}
-		defer cacheF.Abort()
 	}
 	namer := func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }
 
 	// An incomplete cache (written by ibnetdiscover 44 after PortInfo
 	// timeouts) loads with its dangling references skipped, and says so.
 	loadCache := func(flag, f string) (*model.Fabric, error) {
-		fab, skipped, err := ibndcache.LoadSkipped(f)
+		type loaded struct {
+			fab     *model.Fabric
+			skipped ibndcache.Skipped
+		}
+		l, err := infile.Load(c.Context, "--"+flag, f, func() (loaded, error) {
+			// --max-nodes bounds a cache as it bounds discovery
+			fab, skipped, err := ibndcache.LoadMax(f, s.MaxNodes)
+			return loaded{fab, skipped}, err
+		})
+		if errors.Is(err, context.Canceled) {
+			return nil, cliapp.InputError(err)
+		}
+		if errors.Is(err, ibndcache.ErrTooManyNodes) {
+			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w; --max-nodes raises the limit", flag, err))
+		}
 		if err != nil {
 			return nil, cliapp.Exit(exitcode.Usage, fmt.Errorf("--%s: %w", flag, err))
 		}
+		fab, skipped := l.fab, l.skipped
 		if skipped.Any() {
 			fmt.Fprintf(stderr, "%s --%s: %s: incomplete cache: %v\n", paint.Warn("ibdiscover:"), flag, f, skipped)
 		}
@@ -272,38 +300,35 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	switch {
 	case sel.kind == outPorts:
 		// Like ibnetdiscover: the report goes to stdout and the
-		// topology file, if named, is created empty.
-		if err = topology.WritePorts(stdout, res.Fabric, namer); err == nil && outF != nil {
-			err = outF.Commit()
-		}
+		// topology file, if named, is created empty (by the commit of
+		// every output below).
+		err = topology.WritePorts(stdout, res.Fabric, namer)
 	case outF != nil:
-		if err = write(outF); err == nil {
-			err = outF.Commit()
-		}
+		err = write(outF)
 	default:
 		err = write(stdout)
 	}
-	if err != nil {
+	failed := func(err error) error {
 		if c.Context.Err() != nil { // e.g. Ctrl-C while waiting for a FIFO's reader
 			return cliapp.Exit(exitcode.Interrupted, err)
 		}
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
+	if err != nil {
+		return failed(err)
+	}
 	if cacheF != nil {
 		if res.Fabric.MaxHops == 0 {
 			res.Fabric.MaxHops = res.MaxHops // the header's "max hops discovered"
 		}
-		err := ibndcache.Write(cacheF, res.Fabric)
-		if err == nil {
-			err = cacheF.Commit()
+		if err := ibndcache.Write(cacheF, res.Fabric); err != nil {
+			return failed(fmt.Errorf("caching the fabric failed: %w", err))
 		}
-		if err != nil {
-			code := exitcode.Fatal
-			if c.Context.Err() != nil {
-				code = exitcode.Interrupted
-			}
-			return cliapp.Exit(code, fmt.Errorf("caching the fabric failed: %w", err))
-		}
+	}
+	// Every output is complete: replace the files together (a failure
+	// here, a full disk, replaces none).
+	if err := outs.Commit(); err != nil {
+		return failed(err)
 	}
 	if c.Bool("max_hops") && c.String("load-cache") == "" {
 		fmt.Fprintf(stderr, "ibdiscover: %d SMPs sent (%d retries); ibnetdiscover sends %d on this fabric\n", res.SMPs, res.Retries, res.IBNetDiscover.SMPs)

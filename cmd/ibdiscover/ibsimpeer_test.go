@@ -256,7 +256,7 @@ func buildTools(t *testing.T, names ...string) map[string]string {
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
 		if gobin, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go command to build the tools")
+			clitest.Skip(t, "no go command to build the tools")
 		}
 	}
 	dir := t.TempDir()

@@ -118,13 +118,19 @@ func TestOutputTargets(t *testing.T) {
 			f.Close()
 			got <- string(b)
 		}()
-		_, stderr, code := runOurs(t, append(append([]string{}, src...), "--cache", p)...)
+		var stderr []byte
+		var code int
+		within(t, "ibdiscover --cache FIFO", func() {
+			_, stderr, code = runOurs(t, append(append([]string{}, src...), "--cache", p)...)
+		})
 		if code != 0 {
 			t.Fatalf("exit %d %s", code, stderr)
 		}
-		if s := <-got; len(s) < 100 {
-			t.Errorf("FIFO reader got %d bytes", len(s))
-		}
+		within(t, "the FIFO's reader", func() {
+			if s := <-got; len(s) < 100 {
+				t.Errorf("FIFO reader got %d bytes", len(s))
+			}
+		})
 		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
 			t.Errorf("FIFO replaced: %v", st.Mode())
 		}
@@ -135,22 +141,41 @@ func TestOutputTargets(t *testing.T) {
 // one line naming it and why, exit 2, before discovery.
 func TestOutputTargetErrors(t *testing.T) {
 	dir := t.TempDir()
+	// A file the caller may write where no file can be made beside it:
+	// /proc/version for root, a file in a read-only directory for a user
+	// (TestUnprivileged runs this as uid 65534).
+	noTemp, noTempDir := "/proc/version", "/proc"
+	if os.Geteuid() != 0 {
+		noTempDir = filepath.Join(t.TempDir(), "ro")
+		os.Mkdir(noTempDir, 0o755)
+		noTemp = clitest.WriteFile(t, noTempDir, "f", "x")
+		os.Chmod(noTempDir, 0o555)
+		defer os.Chmod(noTempDir, 0o755)
+	}
+	ro := clitest.WriteFile(t, t.TempDir(), "ro", "x")
+	os.Chmod(ro, 0o444)
 	tests := []struct {
 		name  string
 		args  []string
 		input string
 		msg   string
+		user  bool // only for a user (root writes any file)
 	}{
-		{"cannot be replaced", []string{"--sim", fabrics + "loop.net", "/proc/version"}, "/proc/version",
-			"cannot be replaced: no temporary file can be created beside it in /proc"},
-		{"cache cannot be replaced", []string{"--sim", fabrics + "loop.net", "--cache", "/proc/version"}, "--cache: /proc/version",
-			"cannot be replaced"},
+		{"cannot be replaced", []string{"--sim", fabrics + "loop.net", noTemp}, noTemp,
+			"cannot be replaced: no temporary file can be created beside it in " + noTempDir, false},
+		{"cache cannot be replaced", []string{"--sim", fabrics + "loop.net", "--cache", noTemp}, "--cache: " + noTemp,
+			"cannot be replaced", false},
+		{"read-only file", []string{"--sim", fabrics + "loop.net", ro}, ro, "cannot write: permission denied", true},
+		{"read-only cache", []string{"--sim", fabrics + "loop.net", "--cache", ro}, "--cache: " + ro, "cannot write: permission denied", true},
 		{"missing directory", []string{"--sim", fabrics + "loop.net", filepath.Join(dir, "no", "f")}, filepath.Join(dir, "no", "f"),
-			"cannot create: no such file or directory"},
-		{"directory", []string{"--sim", fabrics + "loop.net", "--cache", dir}, dir, "is a directory"},
+			"cannot create: no such file or directory", false},
+		{"directory", []string{"--sim", fabrics + "loop.net", "--cache", dir}, dir, "is a directory", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.user && os.Geteuid() == 0 {
+				t.Skip("root writes any file: TestUnprivileged runs this as uid 65534")
+			}
 			stdout, stderr, code := runOurs(t, tc.args...)
 			clitest.BadInput(t, "ibdiscover", stdout, stderr, code, tc.input, tc.msg)
 		})
@@ -213,11 +238,19 @@ func TestFIFOWithoutReader(t *testing.T) {
 	// The tool waits for a reader once discovery is done; cancel at any
 	// point: the outcome is the same.
 	cancel()
-	code := <-done
+	var code int
+	within(t, "ibdiscover --cache FIFO, cancelled", func() { code = <-done })
 	if code != exitcode.Interrupted {
 		t.Errorf("exit %d, want %d: %s", code, exitcode.Interrupted, stderr.String())
 	}
 	if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
 		t.Errorf("FIFO replaced: %v", st.Mode())
 	}
+}
+
+// TestUnprivileged runs the output-file permission cases again as an
+// unprivileged user (uid 65534) when the tests run as root, so both roles
+// are tested.
+func TestUnprivileged(t *testing.T) {
+	clitest.Unprivileged(t, "^(TestOutputTargetErrors|TestOutputTargets)$")
 }

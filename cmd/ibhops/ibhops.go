@@ -13,6 +13,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -240,12 +241,17 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return cliapp.Exit(exitcode.Usage, err)
+		return cliapp.InputError(err)
 	}
 	cfg := s.Config()
 
 	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit"), engine: engine, routed: routed}
-	names, err := nodenamemap.Open(c.String("node-name-map"))
+	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
+		return nodenamemap.Open(c.String("node-name-map"))
+	})
+	if errors.Is(err, context.Canceled) {
+		return cliapp.InputError(err)
+	}
 	if err != nil {
 		if c.IsSet("node-name-map") {
 			// A map asked for by name must be usable: refuse it.
@@ -264,12 +270,17 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 	// The output file is opened before discovery, so a bad path fails at
 	// once; it is renamed into place only when complete.
+	var outs outfile.Set
+	defer outs.Abort()
 	var outF *outfile.File
-	if out := c.String("output"); out != "" {
-		if outF, err = outfile.CreateContext(c.Context, out); err != nil {
+	if c.IsSet("output") {
+		out := c.String("output")
+		if out == "" {
+			return cliapp.Usage(`--output ""`, "empty file name")
+		}
+		if outF, err = outs.Create(c.Context, out); err != nil {
 			return cliapp.Usage("--output", err.Error())
 		}
-		defer outF.Abort()
 	}
 
 	fab, err := openFabric(c.Context, s)
@@ -349,7 +360,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		err = write(outF)
 		if err == nil && c.Context.Err() == nil {
 			// An interrupted run never replaces the output file.
-			err = outF.Commit()
+			err = outs.Commit()
 		}
 	} else {
 		err = write(stdout)

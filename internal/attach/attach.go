@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/fabric"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
@@ -182,7 +183,9 @@ func FromContext(c *cli.Context) (Settings, error) {
 	if app := c.App; app != nil && app.ErrWriter != nil {
 		s.Warn = func(msg string) { fmt.Fprintf(app.ErrWriter, "%s: warning: %s\n", app.Name, msg) }
 	}
-	conf, err := loadDiagConfig(c.String("config"), c.IsSet("config"))
+	conf, err := infile.Load(c.Context, "-z/--config", c.String("config"), func() (*DiagConfig, error) {
+		return loadDiagConfig(c.String("config"), c.IsSet("config"))
+	})
 	if err != nil {
 		return s, err
 	}
@@ -277,7 +280,15 @@ func (s Settings) Options() fabric.Options {
 // prints: warnings go to s.Warn and Fabric.Warnings. Its errors name the
 // flag or input at fault.
 func Open(ctx context.Context, s Settings) (*Fabric, error) {
-	f, err := fabric.Open(ctx, s.Options())
+	open := func() (*Fabric, error) { return fabric.Open(ctx, s.Options()) }
+	var f *Fabric
+	var err error
+	if s.Sim != "" {
+		// a FIFO without a writer must not outlast Ctrl-C
+		f, err = infile.Load(ctx, "--sim", s.Sim, open)
+	} else {
+		f, err = open()
+	}
 	if err != nil {
 		return nil, cliError(err, s)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultConfigPath is the infiniband-diags configuration file every tool
@@ -17,6 +18,9 @@ const DefaultConfigPath = "/etc/infiniband-diags/ibdiag.conf"
 
 // maxConfigSize bounds what is read of a configuration file.
 const maxConfigSize = 1 << 20
+
+// maxConfigLine bounds one line of a configuration file.
+const maxConfigLine = 64 << 10
 
 // DiagConfig are the keys of ibdiag.conf that apply to us; a nil or zero
 // field was not in the file.
@@ -48,7 +52,9 @@ func ReadDiagConfig(path string) (*DiagConfig, error) {
 func parseDiagConfig(path string, r io.Reader) (*DiagConfig, error) {
 	c := &DiagConfig{}
 	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
+	sc.Buffer(nil, maxConfigLine)
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || text[0] == '#' {
 			continue
@@ -57,10 +63,10 @@ func parseDiagConfig(path string, r io.Reader) (*DiagConfig, error) {
 		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
 		at := fmt.Sprintf("%s:%d", path, line)
 		bad := func(what string) error {
-			return &UsageError{Input: at, Msg: fmt.Sprintf("%s %q: %s", name, val, what)}
+			return &UsageError{Input: at, Msg: fmt.Sprintf("%s %s: %s", name, shown(val), what)}
 		}
 		if !ok {
-			return nil, &UsageError{Input: at, Msg: fmt.Sprintf("%q: not name=value", text)}
+			return nil, &UsageError{Input: at, Msg: shown(text) + ": not name=value"}
 		}
 		switch name {
 		case "CA":
@@ -95,6 +101,10 @@ func parseDiagConfig(path string, r io.Reader) (*DiagConfig, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, &UsageError{Input: fmt.Sprintf("%s:%d", path, line),
+				Msg: fmt.Sprintf("line longer than %d bytes, the most a -z/--config file's line may have", maxConfigLine)}
+		}
 		return nil, &UsageError{Input: path, Msg: err.Error()}
 	}
 	return c, nil
@@ -126,3 +136,19 @@ func loadDiagConfig(path string, explicit bool) (*DiagConfig, error) {
 	}
 	return nil, err // a *UsageError naming the file and line
 }
+
+// shown is s for a message: quoted (control characters escaped) and, past
+// maxShown bytes, cut at a character boundary with its length said.
+func shown(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// maxShown bounds what a message shows of an input line.
+const maxShown = 80

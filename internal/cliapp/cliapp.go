@@ -59,6 +59,17 @@ func Fail(err error) error {
 	return &ExitError{Code: exitcode.Fatal, Err: err}
 }
 
+// InputError returns err, from reading an input, as an exit error: a
+// usage error (exit status 2), or an interruption (exitcode.Interrupted)
+// when the run was cancelled while the input was read (a FIFO waiting
+// for a writer).
+func InputError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return &ExitError{Code: exitcode.Interrupted, Err: err}
+	}
+	return &ExitError{Code: exitcode.Usage, Err: err}
+}
+
 // Code returns the exit status an error carries (exitcode.Usage for
 // errors of the command line parser, which carry none).
 func Code(err error) int {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // errNoReader never happens where there are no FIFOs.
@@ -14,3 +15,13 @@ var errNoReader = errors.New("no reader")
 func openNonblock(path string) (*os.File, error) { return os.OpenFile(path, os.O_WRONLY, 0) }
 
 func keepMode(f *os.File, old fs.FileInfo) error { return f.Chmod(old.Mode() & fs.ModePerm) }
+
+func mayFollow(string, fs.FileInfo) error { return nil }
+
+func openDescriptor(int) (*os.File, error) {
+	return nil, errors.New("descriptor names are not supported on this system")
+}
+
+func ownedByCaller(fs.FileInfo) bool { return false }
+
+func makerGone(int, time.Time) bool { return false }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // leftovers returns the temporary files left in dir.
@@ -221,6 +222,22 @@ func TestLongNames(t *testing.T) {
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
+// guard bounds every step of a test that can block (a FIFO's open).
+const guard = 30 * time.Second
+
+// within runs fn and fails t with a message naming what if it has not
+// returned within guard, instead of hanging the package.
+func within(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(guard):
+		t.Fatalf("%s: blocked for %v", what, guard)
+	}
+}
+
 // TestInPlace: targets that are not regular files are written in place,
 // never replaced.
 func TestInPlace(t *testing.T) {
@@ -250,11 +267,18 @@ func TestInPlace(t *testing.T) {
 			f.Close()
 			got <- string(b)
 		}()
-		if err := WriteFile(p, writeString("through the fifo")); err != nil {
-			t.Fatal(err)
-		}
-		if s := <-got; s != "through the fifo" {
-			t.Errorf("reader got %q", s)
+		within(t, "WriteFile to a FIFO with a reader", func() {
+			if err := WriteFile(p, writeString("through the fifo")); err != nil {
+				t.Error(err)
+			}
+		})
+		select {
+		case s := <-got:
+			if s != "through the fifo" {
+				t.Errorf("reader got %q", s)
+			}
+		case <-time.After(guard):
+			t.Fatalf("the FIFO's reader got no EOF in %v", guard)
 		}
 		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
 			t.Errorf("%s is no longer a FIFO: %v", p, st.Mode())
@@ -270,14 +294,20 @@ func TestInPlace(t *testing.T) {
 			clitest.Skip(t, "mkfifo: %v", err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		o, err := CreateContext(ctx, p) // must not wait for a reader
+		var o *File
+		var err error
+		within(t, "CreateContext of a FIFO without a reader", func() {
+			o, err = CreateContext(ctx, p) // must not wait for a reader
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cancel()
-		if _, err := o.Write([]byte("x")); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
-			t.Errorf("write to a FIFO nobody reads, cancelled: err = %v", err)
-		}
+		within(t, "a cancelled write to a FIFO without a reader", func() {
+			if _, err := o.Write([]byte("x")); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
+				t.Errorf("write to a FIFO nobody reads, cancelled: err = %v", err)
+			}
+		})
 		o.Abort()
 		if st, _ := os.Lstat(p); st.Mode()&fs.ModeNamedPipe == 0 {
 			t.Errorf("%s is no longer a FIFO", p)
@@ -306,13 +336,26 @@ func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	ro := filepath.Join(dir, "ro")
 	os.WriteFile(ro, []byte("x"), 0o444)
+	// A file the caller may write in a directory where no new file can
+	// be made: /proc/version for root (who writes any file but cannot
+	// create one in /proc), a writable file in a read-only directory for
+	// a user (TestUnprivileged runs this as uid 65534).
+	noTemp, noTempDir := "/proc/version", "/proc"
+	if os.Geteuid() != 0 {
+		noTempDir = filepath.Join(dir, "rodir")
+		os.Mkdir(noTempDir, 0o755)
+		noTemp = filepath.Join(noTempDir, "f")
+		os.WriteFile(noTemp, []byte("x"), 0o644)
+		os.Chmod(noTempDir, 0o555)
+		defer os.Chmod(noTempDir, 0o755)
+	}
 	tests := []struct {
 		name, path, want string
 		root             bool // the case holds for root too
 	}{
 		{"missing directory", filepath.Join(dir, "no", "such", "f"), "cannot create: no such file or directory", true},
 		{"directory", dir, "is a directory", true},
-		{"cannot be replaced", "/proc/version", "cannot be replaced: no temporary file can be created beside it in /proc", true},
+		{"cannot be replaced", noTemp, "cannot be replaced: no temporary file can be created beside it in " + noTempDir, true},
 		{"read-only file", ro, "permission denied", false},
 		{"empty name", "", "empty output file name", true},
 	}

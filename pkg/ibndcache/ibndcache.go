@@ -61,6 +61,9 @@ var (
 	ErrCorrupt   = errors.New("corrupted")
 	ErrTooLarge  = errors.New("too large")
 	ErrIsDir     = errors.New("is a directory")
+	// ErrTooManyNodes: the header counts more nodes (or more ports than
+	// that many nodes can have) than the reader's limit (LoadMax).
+	ErrTooManyNodes = errors.New("too many nodes")
 )
 
 // FormatError is a cache file that cannot be loaded: it names the file,
@@ -551,12 +554,18 @@ func Read(r io.Reader) (*model.Fabric, error) {
 }
 
 func read(r io.Reader, max int64) (*model.Fabric, Skipped, error) {
+	return readMax(r, max, 0)
+}
+
+// readMax is read refusing a header with more than maxNodes nodes (0: no
+// limit), before anything else is read.
+func readMax(r io.Reader, max int64, maxNodes int) (*model.Fabric, Skipped, error) {
 	var skipped Skipped
-	f, err := readInto(r, max, &skipped)
+	f, err := readInto(r, max, maxNodes, &skipped)
 	return f, skipped, err
 }
 
-func readInto(r io.Reader, max int64, skipped *Skipped) (*model.Fabric, error) {
+func readInto(r io.Reader, max int64, maxNodes int, skipped *Skipped) (*model.Fabric, error) {
 	hdr := make([]byte, HeaderLen)
 	n, err := io.ReadFull(r, hdr)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
@@ -570,6 +579,14 @@ func readInto(r io.Reader, max int64, skipped *Skipped) (*model.Fabric, error) {
 	}
 	le := binary.LittleEndian
 	nodes, ports := uint64(le.Uint32(hdr[8:])), uint64(le.Uint32(hdr[12:]))
+	if maxNodes > 0 && nodes > uint64(maxNodes) {
+		return nil, &FormatError{Offset: 8, Err: ErrTooManyNodes,
+			Detail: fmt.Sprintf("the header counts %d nodes, more than the limit of %d", nodes, maxNodes)}
+	}
+	if maxNodes > 0 && ports > uint64(maxNodes)*256 {
+		return nil, &FormatError{Offset: 12, Err: ErrTooManyNodes,
+			Detail: fmt.Sprintf("the header counts %d ports, more than %d nodes can have", ports, maxNodes)}
+	}
 	least := HeaderLen + nodes*NodeLen + ports*PortLen
 	most := least + nodes*255*PortKeyLen
 	if least > uint64(max) {
@@ -595,7 +612,12 @@ func Load(file string) (*model.Fabric, error) {
 }
 
 // LoadSkipped is Load that also says what it skipped of an incomplete cache.
-func LoadSkipped(file string) (*model.Fabric, Skipped, error) {
+func LoadSkipped(file string) (*model.Fabric, Skipped, error) { return LoadMax(file, 0) }
+
+// LoadMax is LoadSkipped refusing, with ErrTooManyNodes and before the
+// rest is read, a cache whose header counts more than maxNodes nodes
+// (0: no limit beyond MaxSize), so memory is bounded by the node limit.
+func LoadMax(file string, maxNodes int) (*model.Fabric, Skipped, error) {
 	fh, err := os.Open(file)
 	if err != nil {
 		return nil, Skipped{}, err
@@ -604,7 +626,7 @@ func LoadSkipped(file string) (*model.Fabric, Skipped, error) {
 	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
 		return nil, Skipped{}, &FormatError{File: file, Offset: -1, Err: ErrIsDir}
 	}
-	f, skipped, err := read(fh, MaxSize)
+	f, skipped, err := readMax(fh, MaxSize, maxNodes)
 	if err != nil {
 		var fe *FormatError
 		if errors.As(err, &fe) {

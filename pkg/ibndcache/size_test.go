@@ -2,6 +2,7 @@ package ibndcache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -68,5 +69,55 @@ func TestSizeLimits(t *testing.T) {
 	os.WriteFile(p, good, 0o644)
 	if _, err := Load(p); err != nil {
 		t.Errorf("good file: %v", err)
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestLoadMaxReadsHeaderOnly: a header counting more nodes than the limit
+// (or more ports than that many nodes can have) is refused with
+// ErrTooManyNodes having read the header only, however large the rest.
+func TestLoadMaxReadsHeaderOnly(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, ports uint32
+		max          int
+		ok           bool
+	}{
+		{1_000_000, 0, 1000, false},
+		{1000, 1000 * 256, 1000, true},
+		{1000, 1000*256 + 1, 1000, false},
+		{1001, 0, 1000, false},
+		{1_000_000, 0, 0, true}, // no limit
+	} {
+		hdr := make([]byte, HeaderLen)
+		le := binary.LittleEndian
+		le.PutUint32(hdr, Magic)
+		le.PutUint32(hdr[4:], Version)
+		le.PutUint32(hdr[8:], tc.nodes)
+		le.PutUint32(hdr[12:], tc.ports)
+		r := &countingReader{r: io.MultiReader(bytes.NewReader(hdr), io.LimitReader(&zeros{}, 64<<20))}
+		_, _, err := readMax(r, MaxSize, tc.max)
+		if tc.ok {
+			if errors.Is(err, ErrTooManyNodes) {
+				t.Errorf("%d nodes, %d ports, limit %d: refused: %v", tc.nodes, tc.ports, tc.max, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrTooManyNodes) {
+			t.Errorf("%d nodes, %d ports, limit %d: err = %v, want %v", tc.nodes, tc.ports, tc.max, err, ErrTooManyNodes)
+		}
+		if r.n > HeaderLen {
+			t.Errorf("%d nodes, limit %d: read %d bytes before refusing, want the %d of the header", tc.nodes, tc.max, r.n, HeaderLen)
+		}
 	}
 }

@@ -242,3 +242,26 @@ func TestReadOnlyTransportRefusesClear(t *testing.T) {
 		t.Errorf("counters changed: %d bad ports", bad)
 	}
 }
+
+// TestThresholdErrorsShown: a bad threshold line is shown quoted (no raw
+// control character reaches the terminal) and bounded (a long line is
+// cut, its length said), in errors and warnings alike.
+func TestThresholdErrorsShown(t *testing.T) {
+	long := strings.Repeat("A", 100000)
+	for in, want := range map[string]string{
+		"\x1b[2J\x07\n":                    `th:1: want CounterName=value, got "\x1b[2J\a"`,
+		"Port\x1bRcv=1x\n":                 `th:1: "Port\x1bRcv": bad value "1x"`,
+		long + "\n":                        `th:1: want CounterName=value, got "` + strings.Repeat("A", 80) + `"... (100000 bytes)`,
+		"PortRcvErrors=" + long + "\n":     `th:1: PortRcvErrors: bad value "` + strings.Repeat("A", 80) + `"... (100000 bytes)`,
+		"PortRcvErrors=\x1b]0;pwned\x07\n": `th:1: PortRcvErrors: bad value "\x1b]0;pwned\a"`,
+	} {
+		_, _, err := ParseThresholds("th", []byte(in))
+		if err == nil || err.Error() != want {
+			t.Errorf("%.30q: err = %.200q, want %.200q", in, err, want)
+		}
+	}
+	_, warn, err := ParseThresholds("th", []byte("\x1b[31m"+long+"=1\n"))
+	if err != nil || len(warn) != 1 || len(warn[0]) > 200 || strings.ContainsRune(warn[0], 0x1b) {
+		t.Errorf("warning %.300q (%v): want one, quoted and bounded", warn, err)
+	}
+}

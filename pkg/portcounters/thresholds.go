@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ibfabric/ibdiag/pkg/pma"
 )
@@ -116,15 +118,15 @@ func ParseThresholds(file string, data []byte) (Thresholds, []string, error) {
 		name, val, ok := strings.Cut(line, "=")
 		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
 		if !ok || val == "" {
-			return th, warnings, &ThresholdError{File: file, Line: n, Msg: fmt.Sprintf("want CounterName=value, got %q", line)}
+			return th, warnings, &ThresholdError{File: file, Line: n, Msg: "want CounterName=value, got " + shown(line)}
 		}
 		v, err := strconv.ParseUint(val, 0, 64)
 		if err != nil {
-			return th, warnings, &ThresholdError{File: file, Line: n, Msg: fmt.Sprintf("%s: bad value %q", name, val)}
+			return th, warnings, &ThresholdError{File: file, Line: n, Msg: fmt.Sprintf("%s: bad value %s", plain(name), shown(val))}
 		}
 		i := pma.ErrorIndex(name)
 		if i < 0 {
-			warnings = append(warnings, fmt.Sprintf("%s:%d: unknown counter %q ignored", file, n, name))
+			warnings = append(warnings, fmt.Sprintf("%s:%d: unknown counter %s ignored", file, n, shown(name)))
 			continue
 		}
 		th.Limit[i] = v
@@ -158,4 +160,28 @@ func (t *Thresholds) String() string {
 		fmt.Fprintf(&b, "[%s = %d]", s.Name, s.Value)
 	}
 	return b.String()
+}
+
+// shown is s for a message: quoted (control characters escaped) and, past
+// maxShown bytes, cut at a character boundary with its length said.
+func shown(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// maxShown bounds what a message shows of an input line.
+const maxShown = 80
+
+// plain is s as it is when it is short and printable, else shown(s).
+func plain(s string) string {
+	if len(s) > maxShown || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return shown(s)
+	}
+	return s
 }

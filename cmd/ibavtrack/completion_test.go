@@ -10,5 +10,5 @@ import (
 // TestCompletion: completions/ holds the bash and zsh completion of every
 // option and command (go test -update regenerates it).
 func TestCompletion(t *testing.T) {
-	completion.Check(t, "../../completions", newApp(nil, nil), completion.None, cliapp.VersionFlag())
+	completion.Check(t, "../../completions", newApp(nil, nil), completion.None, cliapp.VersionFlag(), cliapp.ColorFlag())
 }

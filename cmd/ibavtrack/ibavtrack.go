@@ -232,7 +232,7 @@ func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
 func resolveLID(f *model.Fabric, what, spec string) (*model.Port, uint16, error) {
 	p, lid, err := f.ResolveLID(spec, nil)
 	if err != nil {
-		return nil, 0, cliapp.Usage(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
+		return nil, 0, cliapp.PortError(what, spec, err, f, nil, "")
 	}
 	return p, lid, nil
 }

@@ -69,7 +69,7 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.Bool("json") {
 		err = writeJSON(stdout, linksJSON(links, nothing, counters))
 	} else {
-		err = writeLinksTable(stdout, links, counters)
+		err = writeLinksTable(stdout, cliapp.Painter(c, stdout), links, counters)
 		if err == nil && nothing != "" {
 			_, err = fmt.Fprintf(stdout, "nothing to check: %s\n", nothing)
 		}
@@ -144,10 +144,9 @@ func lidText(p *model.PhysPort) string {
 	return "-"
 }
 
-// writeLinksTable prints the table, marks links with problems (colour on
-// a terminal) and lists the reasons after it.
-func writeLinksTable(w io.Writer, links []pathav.Link, counters *portcounters.Report) error {
-	paint := termout.NewPainter(w)
+// writeLinksTable prints the table, marks links with problems (in colour
+// as paint allows) and lists the reasons after it.
+func writeLinksTable(w io.Writer, paint termout.Painter, links []pathav.Link, counters *portcounters.Report) error {
 	rows := make([][]string, len(links))
 	var reasons []string
 	header := linkHeader

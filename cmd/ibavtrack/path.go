@@ -69,7 +69,7 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.Bool("json") {
 		err = writeJSON(stdout, pathJSONOf(p))
 	} else {
-		err = writePath(stdout, p)
+		err = writePath(stdout, cliapp.Painter(c, stdout), p)
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
@@ -94,8 +94,7 @@ func portLabel(p *model.Port, lid uint16) string {
 }
 
 // writePath prints the AV and the per-port table.
-func writePath(w io.Writer, p *pathav.Path) error {
-	paint := termout.NewPainter(w)
+func writePath(w io.Writer, paint termout.Painter, p *pathav.Path) error {
 	av := &p.AV
 	fmt.Fprintf(w, "From %s\nTo   %s\n", portLabel(p.Src, av.SLID), portLabel(p.Dst, av.DLID))
 	fmt.Fprintf(w, "  DLID %d  SLID %d  SL %d\n", av.DLID, av.SLID, av.SL)

@@ -66,7 +66,10 @@ func TestBadInput(t *testing.T) {
 		{"diffcheck key", []string{"--sim", demo, "--diffcheck", "sw,bogus"}, "--diffcheck", "bogus"},
 		{"two transports", []string{"--sim", demo, "--ibsim"}, "--ibsim and --sim", "choose one"},
 		{"two outputs", []string{"--sim", demo, "--json", "--dot"}, "--json/--dot", "choose one"},
-		{"unknown flag", []string{"--bogus"}, "bogus", "not defined"},
+		{"unknown flag", []string{"--bogus"}, "--bogus", "unknown option (see --help)"},
+		{"mistyped flag", []string{"-hop", "2"}, "-hop", "unknown option (did you mean -hops?)"},
+		{"mistyped long flag", []string{"--node-name-mapp", "x"}, "--node-name-mapp", "unknown option (did you mean --node-name-map?)"},
+		{"mistyped flag after an operand", []string{"x", "--jsn"}, "--jsn", "unknown option (did you mean --json?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -113,7 +113,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.IsSet("from") {
 		p, err := smp.ParseDRPath(c.String("from"))
 		if err != nil {
-			return cliapp.Usage("-from "+c.String("from"), err.Error())
+			return cliapp.Usage("-from "+c.String("from"), strings.TrimPrefix(err.Error(), "smp: "))
 		}
 		cfg.From = p
 	}
@@ -130,7 +130,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	paint := termout.NewPainter(stderr)
+	paint := cliapp.Painter(c, stderr)
 
 	names, err := nodenamemap.Open(c.String("node-name-map"))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/ibfabric/ibdiag/internal/suggest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/netfile"
@@ -51,7 +52,7 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.BoolFlag{Name: "ibsim", Usage: "use a running ibsim (IBSIM_SOCKNAME, IBSIM_SERVER_NAME/PORT, SIM_HOST as libumad2sim)", Category: "Fabric"},
 		&cli.StringFlag{Name: "ibsim-sockname", Usage: "ibsim socket base `NAME` (overrides IBSIM_SOCKNAME)", Category: "Fabric"},
 		&cli.StringFlag{Name: "sim", Usage: "use the embedded simulator on `SPEC`: an ibsim net file, an ibnetdiscover topology file, or a generator such as fattree:levels=2,radix=8,hosts=4", Category: "Fabric"},
-		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
+		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID`: net-file id, description, node GUID or port GUID (default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
 		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
 		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise the first attempts wait a timeout estimated from the round trips seen, at least 1 ms, doubling)", Category: "Fabric"},
@@ -383,6 +384,13 @@ func openSim(s Settings) (*Fabric, error) {
 		return nil, &UsageError{Input: "--sim", Msg: err.Error() + hint}
 	}
 	host := "--sim-host " + s.SimHost
+	if s.SimHost != "" {
+		id, err := simHost(nf, s.SimHost)
+		if err != nil {
+			return nil, &UsageError{Input: host, Msg: err.Error()}
+		}
+		s.SimHost = id
+	}
 	if s.SimHost == "" {
 		host = "--sim " + s.Sim + ": the first node"
 	}
@@ -407,6 +415,55 @@ func openSim(s Settings) (*Fabric, error) {
 		return nil, &UsageError{Input: host, Msg: err.Error()}
 	}
 	return &Fabric{Transport: tr, Desc: "embedded simulator " + s.Sim, Sim: f, Warnings: warnings}, nil
+}
+
+// simHost returns the id of the node of nf that --sim-host names: its
+// id, its NodeDescription, its node GUID or one of its port GUIDs (hex,
+// with or without 0x: the "Initiated from node ... port ..." GUIDs of a
+// topology file's header). Otherwise the error says what is taken and
+// suggests the nearest ids and descriptions.
+func simHost(nf *netfile.Fabric, host string) (string, error) {
+	for i := range nf.Nodes {
+		if n := &nf.Nodes[i]; n.ID == host {
+			return n.ID, nil
+		}
+	}
+	for i := range nf.Nodes {
+		if n := &nf.Nodes[i]; n.Description() == host {
+			return n.ID, nil
+		}
+	}
+	hex := strings.TrimPrefix(strings.TrimPrefix(host, "0x"), "0X")
+	if v, err := strconv.ParseUint(hex, 16, 64); err == nil && len(hex) > 4 {
+		for i := range nf.Nodes {
+			n := &nf.Nodes[i]
+			if n.GUID == v {
+				return n.ID, nil
+			}
+			for p := 1; p <= n.NumPorts; p++ {
+				if n.PortGUID(p) == v {
+					return n.ID, nil
+				}
+			}
+		}
+	}
+	var names []string
+	for i := range nf.Nodes {
+		names = append(names, nf.Nodes[i].ID, nf.Nodes[i].Description())
+	}
+	msg := "no node has this id, description, node GUID or port GUID"
+	if near := suggest.Closest(host, names, 3); len(near) > 0 {
+		return "", errors.New(msg + suggest.DidYouMean(near, strconv.Quote))
+	}
+	if len(nf.Nodes) > 0 {
+		n := &nf.Nodes[0]
+		desc := ""
+		if d := n.Description(); d != n.ID {
+			desc = fmt.Sprintf(", %q", d)
+		}
+		msg += fmt.Sprintf(" (the first node is %q%s, node GUID 0x%016x)", n.ID, desc, n.GUID)
+	}
+	return "", errors.New(msg)
 }
 
 // IsGeneratorSpec reports whether a --sim SPEC names a generator

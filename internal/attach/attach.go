@@ -315,13 +315,34 @@ func open(ctx context.Context, s Settings) (*Fabric, error) {
 		if errors.Is(err, umad.ErrNoInfiniBand) && s.CA == "" && s.Port == 0 {
 			return nil, ErrNoTransport
 		}
-		return nil, err
+		return nil, deviceError(err)
 	}
 	d, err := umad.Open(fs, ref.CA, ref.Port)
 	if err != nil {
-		return nil, err
+		return nil, deviceError(err)
 	}
 	return &Fabric{Transport: d, Desc: ref.String()}, nil
+}
+
+// userError is an error whose message was reworded for the user; it
+// unwraps to the original.
+type userError struct {
+	msg string
+	err error
+}
+
+func (e *userError) Error() string { return e.msg }
+func (e *userError) Unwrap() error { return e.err }
+
+// deviceError is a umad error as the user reads it: without the
+// package's "umad: " and, for a -C/-P that names nothing, without saying
+// "CA" twice ("CA "mlx5_9" (have mlx5_0): not found: check ...").
+func deviceError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "umad: ")
+	if errors.Is(err, umad.ErrNotFound) {
+		msg = strings.Replace(msg, ": CA or port not found: ", ": not found: ", 1)
+	}
+	return &userError{msg: msg, err: err}
 }
 
 // ibsimError names the input behind an ibsim attach failure and says

@@ -219,6 +219,13 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			if c.Context.Err() != nil {
 				return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted before the start node answered"))
 			}
+			if c.IsSet("from") {
+				// say where the route leads nowhere, if it does
+				var pe *discover.PathError
+				if errors.As(discover.CheckPath(c.Context, s.Querier(fab), cfg.From), &pe) {
+					return cliapp.Usage("--from "+c.String("from"), pe.Error())
+				}
+			}
 			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("discover failed: %w", err))
 		}
 	}

@@ -23,11 +23,12 @@ func pathCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "path",
 		Usage:     "follow the forwarding tables from SRC to DST and print the address vector (path MTU, static rate, hops)",
-		UsageText: "ibavtrack path [--json] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
+		UsageText: "ibavtrack path [--json] [--output FILE] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			outputFlag(),
 		}, commonFlags()...),
-		Action: func(c *cli.Context) error { return pathCmd(c, stdout, stderr) },
+		Action: withOutput(stdout, stderr, pathCmd),
 	}
 }
 

@@ -6,6 +6,10 @@ _ibavtrack() {
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
 	COMPREPLY=()
 	case $prev in
+	--color)
+		COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+		return
+		;;
 	--config|--node-name-map|--output|--sim|--threshold-file|-z)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
@@ -15,7 +19,7 @@ _ibavtrack() {
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--Port|--color|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--src|--suppress|--timeout|-P|-o|-s|-t|-y)
+	--Port|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--src|--suppress|--timeout|-P|-o|-s|-t|-y)
 		return
 		;;
 	esac

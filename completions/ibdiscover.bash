@@ -6,6 +6,17 @@ _ibdiscover() {
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
 	COMPREPLY=()
 	case $prev in
+	--color)
+		COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+		return
+		;;
+	--diffcheck)
+		local pre=
+		[[ $cur == *,* ]] && pre=${cur%,*},
+		compopt -o nospace 2>/dev/null
+		COMPREPLY=($(compgen -P "$pre" -W "sw ca router port lid nodedesc" -- "${cur##*,}"))
+		return
+		;;
 	--cache|--config|--diff|--load-cache|--node-name-map|--sim|-z)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
@@ -15,7 +26,7 @@ _ibdiscover() {
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--Port|--color|--diffcheck|--from|--hops|--ibsim-sockname|--m_key|--max-nodes|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--timeout|-P|-o|-t|-y)
+	--Port|--from|--hops|--ibsim-sockname|--m_key|--max-nodes|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--timeout|-P|-o|-t|-y)
 		return
 		;;
 	esac

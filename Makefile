@@ -10,7 +10,7 @@
 #   make bench-rss    peak RSS of each process alone: ibdiscover --version, ibdiscover vs
 #                     ibnetdiscover on the 2,144-node tree through ibsim (BIG=1: also 64,656 nodes)
 #   make fuzz    run every fuzz target for FUZZTIME each
-#   make install PREFIX=/usr/local   binaries, man pages, bash and zsh completions
+#   make install PREFIX=/usr/local   binaries, man pages, bash, zsh and fish completions
 
 GO       ?= go
 PREFIX   ?= /usr/local
@@ -18,6 +18,7 @@ BINDIR   ?= $(PREFIX)/sbin
 MANDIR   ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 FUZZTIME ?= 60s
 CMDS     := ibdiscover ibhops ibavtrack
 DEMO     ?= testdata/fabrics/demo.net
@@ -93,10 +94,11 @@ install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(addprefix bin/,$(CMDS)) $(DESTDIR)$(BINDIR)/
 	install -m 0644 man/*.8 $(DESTDIR)$(MANDIR)/man8/
-	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	for c in $(CMDS); do \
 		install -m 0644 completions/$$c.bash $(DESTDIR)$(BASHCOMPDIR)/$$c && \
-		install -m 0644 completions/_$$c $(DESTDIR)$(ZSHCOMPDIR)/_$$c || exit 1; \
+		install -m 0644 completions/_$$c $(DESTDIR)$(ZSHCOMPDIR)/_$$c && \
+		install -m 0644 completions/$$c.fish $(DESTDIR)$(FISHCOMPDIR)/$$c.fish || exit 1; \
 	done
 
 clean:

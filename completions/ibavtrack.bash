@@ -6,7 +6,11 @@ _ibavtrack() {
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
 	COMPREPLY=()
 	case $prev in
-	--config|--node-name-map|--sim|--threshold-file|-z)
+	--color)
+		COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+		return
+		;;
+	--config|--node-name-map|--output|--sim|--threshold-file|-z)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -31,27 +35,27 @@ _ibavtrack() {
 	case $cmd in
 	links)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --check --config --counters --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-op-vls --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --check --color --config --counters --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-op-vls --max-smps --output --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	path)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --output --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	watch)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --config --count --counters --debug --errors --fixed-timeout --help --hold --ibsim --ibsim-sockname --interval --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --src --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --color --config --count --counters --debug --errors --fixed-timeout --help --hold --ibsim --ibsim-sockname --interval --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --src --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	errors)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --ca --check --clear-counts --clear-errors --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --node-name-map --outstanding-smps --outstanding_smps --retries --router --sim --sim-host --sim-sm --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -K -P -V -c -d -e -h -k -o -s -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --ca --check --clear-counts --clear-errors --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --node-name-map --output --outstanding-smps --outstanding_smps --retries --router --sim --sim-host --sim-sm --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -K -P -V -c -d -e -h -k -o -s -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	*)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "links path watch errors" -- "$cur"))
 		fi

@@ -1,7 +1,7 @@
 #!/bin/sh
 # install-deps.sh: install what the integration tests need (ibsim,
 # infiniband-diags, opensm, the umad2sim shim, kernel uapi headers, a C
-# compiler, zsh for the completion test) on Debian/Ubuntu. Idempotent:
+# compiler, zsh and fish for the completion tests) on Debian/Ubuntu. Idempotent:
 # does nothing when all is present.
 #
 # Without root (and without password-less sudo) it only prints which tests
@@ -10,7 +10,7 @@ set -u
 
 SHIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 HEADER=/usr/include/rdma/ib_user_mad.h
-PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh"
+PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh fish"
 # Debian installs the diags and opensm into sbin, which a normal user's
 # PATH may lack.
 PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"
@@ -18,7 +18,7 @@ export PATH
 
 missing() {
 	m=""
-	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh; do
+	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh fish; do
 		command -v "$p" >/dev/null 2>&1 || m="$m $p"
 	done
 	[ -e "$SHIM" ] || m="$m $SHIM"

@@ -27,7 +27,11 @@ func TestBadInput(t *testing.T) {
 	}
 	tests := []tc{
 		// commands and flags that do not parse
-		{"unknown global flag", []string{"--bogus", "links"}, "bogus", "not defined"},
+		{"unknown global flag", []string{"--bogus", "links"}, "--bogus", "unknown option (see --help)"},
+		{"mistyped global flag", []string{"--ibsm", "links"}, "--ibsm", "unknown option (did you mean --ibsim?)"},
+		{"mistyped flag", []string{"links", "--chek"}, "--chek", "unknown option (did you mean --check?)"},
+		{"mistyped watch flag", []string{"watch", "--intervall", "1s", "hA"}, "--intervall", "unknown option (did you mean --interval?)"},
+		{"help of no command", []string{"help", "nosuch"}, "help nosuch", "no such command (want links, path, watch, errors)"},
 		{"max-op-vls syntax", []string{"links", "--sim", mix, "--max-op-vls", "x"}, "max-op-vls", "x"},
 		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "interval", "soon"},
 		{"count syntax", []string{"watch", "--sim", mix, "--count", "1.5", "hA"}, "count", "1.5"},
@@ -49,14 +53,14 @@ func TestBadInput(t *testing.T) {
 		{"net file beyond --max-nodes", []string{"links", "--sim", "../../testdata/fabrics/fattree3.net", "--max-nodes", "10"}, "fattree3.net:", "more than 10 nodes"},
 		{"16M-host generator", append([]string{"watch", "--sim", "fattree:levels=3,radix=254,hosts=253,leaves=253", "H0"}, once...), "--sim", "has 16322803 nodes, more than the limit of 1048576"},
 		// ports that are not in the fabric
-		{"path unknown LID", []string{"path", "--sim", mix, "hA", "99"}, "DST 99", "not in the fabric"},
-		{"path unknown GUID", []string{"path", "--sim", mix, "0x00000000deadbeef", "hB"}, "SRC 0x00000000deadbeef", "not in the fabric"},
-		{"path unknown name", []string{"path", "--sim", mix, "nosuch", "hB"}, "SRC nosuch", "not in the fabric"},
-		{"path DR path", []string{"path", "--sim", mix, "hA", "0,1,999"}, "DST 0,1,999", "not in the fabric"},
-		{"watch unknown DST", append([]string{"watch", "--sim", mix, "nosuch"}, once...), "DST nosuch", "not in the fabric"},
-		{"watch unknown LID", append([]string{"watch", "--sim", mix, "hB", "4000"}, once...), "DST 4000", "not in the fabric"},
-		{"watch unknown SRC", append([]string{"watch", "--sim", mix, "--src", "0x00000000deadbeef", "hB"}, once...), "--src 0x00000000deadbeef", "not in the fabric"},
-		{"sim host", []string{"links", "--sim", mix, "--sim-host", "nosuch"}, "--sim-host nosuch", "not found"},
+		{"path unknown LID", []string{"path", "--sim", mix, "hA", "99"}, "DST LID 99: ", "not in the fabric"},
+		{"path unknown GUID", []string{"path", "--sim", mix, "0x00000000deadbeef", "hB"}, "SRC GUID 0x00000000deadbeef: ", "not in the fabric"},
+		{"path unknown name", []string{"path", "--sim", mix, "nosuch", "hB"}, `SRC "nosuch": `, "not a node name or description in the fabric"},
+		{"path DR path", []string{"path", "--sim", mix, "hA", "0,1,999"}, `DST "0,1,999": `, "not a node name or description in the fabric"},
+		{"watch unknown DST", append([]string{"watch", "--sim", mix, "nosuch"}, once...), `DST "nosuch": `, "not a node name or description in the fabric"},
+		{"watch unknown LID", append([]string{"watch", "--sim", mix, "hB", "4000"}, once...), "DST LID 4000: ", "not in the fabric"},
+		{"watch unknown SRC", append([]string{"watch", "--sim", mix, "--src", "0x00000000deadbeef", "hB"}, once...), "--src GUID 0x00000000deadbeef: ", "not in the fabric"},
+		{"sim host", []string{"links", "--sim", mix, "--sim-host", "nosuch"}, "--sim-host nosuch", "no node has this id, description, node GUID or port GUID"},
 	}
 	// The fabric files and the shared numeric flags, for every command.
 	for _, cmd := range [][]string{{"links"}, {"path", "hA", "hB"}, append([]string{"watch", "hB"}, once...)} {
@@ -71,7 +75,7 @@ func TestBadInput(t *testing.T) {
 			tc{cmd[0] + " negative timeout", with("--sim", mix, "-t", "-5"), "-t/--timeout -5", "must be 1.."},
 			tc{cmd[0] + " timeout syntax", with("--sim", mix, "-t", "abc"), "-t", "abc"},
 			tc{cmd[0] + " negative retries", with("--sim", mix, "--retries", "-2"), "--retries -2", "must be 0.."},
-			tc{cmd[0] + " unknown flag", with("--bogus"), "bogus", "not defined"},
+			tc{cmd[0] + " unknown flag", with("--bogus"), "--bogus", "unknown option (see --help)"},
 		)
 	}
 	for _, tt := range tests {

@@ -5,10 +5,16 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/completion"
+	"github.com/ibfabric/ibdiag/internal/termout"
 )
 
-// TestCompletion: completions/ holds the bash and zsh completion of every
-// option and command (go test -update regenerates it).
+// TestCompletion: completions/ holds the bash, zsh and fish completion
+// of every option and command, with the values of --color (go test
+// -update regenerates it).
 func TestCompletion(t *testing.T) {
-	completion.Check(t, "../../completions", newApp(nil, nil), completion.None, cliapp.VersionFlag())
+	var colors []string
+	for _, m := range termout.Modes {
+		colors = append(colors, string(m))
+	}
+	completion.Check(t, "../../completions", newApp(nil, nil), completion.None, map[string]completion.Choices{"color": {Words: colors}}, cliapp.VersionFlag(), cliapp.ColorFlag())
 }

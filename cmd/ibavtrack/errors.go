@@ -28,7 +28,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
 		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
-			"   [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+			"   [--check] [--json] [--clear-errors] [--clear-counts] [--output FILE] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
@@ -42,8 +42,9 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.errors/v1) instead of ibqueryerrors' format"},
 			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},
 			&cli.BoolFlag{Name: "clear-counts", Aliases: []string{"K"}, Usage: "after reading, reset the data counters (a PerfMgt Set, as ibqueryerrors -K)"},
+			outputFlag(),
 		}, commonFlags()...),
-		Action: func(c *cli.Context) error { return errorsCmd(c, stdout, stderr) },
+		Action: withOutput(stdout, stderr, errorsCmd),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/outfile"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
@@ -71,6 +72,45 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 // commonFlags are the discovery flags every subcommand takes.
 func commonFlags() []cli.Flag {
 	return append([]cli.Flag{}, attach.Flags(true)...)
+}
+
+// outputFlag is --output, as ibhops has it.
+func outputFlag() cli.Flag {
+	return &cli.StringFlag{Name: "output", Usage: "write the output to `FILE` (atomically) instead of stdout"}
+}
+
+// withOutput is the action of a command that takes --output FILE: the
+// file is created before the fabric is opened (a bad path fails at
+// once) and replaces FILE only when the command printed its whole
+// output: not after bad input, a fatal error or an interruption (then
+// FILE is left as it was). A partial result is written and the file
+// named as holding one, as ibhops does.
+func withOutput(stdout, stderr io.Writer, cmd func(c *cli.Context, stdout, stderr io.Writer) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		name := c.String("output")
+		if name == "" {
+			return cmd(c, stdout, stderr)
+		}
+		f, err := outfile.CreateContext(c.Context, name)
+		if err != nil {
+			return cliapp.Usage("--output", err.Error())
+		}
+		defer f.Abort()
+		err = cmd(c, f, stderr)
+		switch code := cliapp.Code(err); {
+		case c.Context.Err() != nil || code == exitcode.Interrupted:
+			fmt.Fprintf(stderr, "ibavtrack: interrupted: %s left as it was\n", f.Name())
+			return err
+		case code == exitcode.Usage || code == exitcode.Fatal || code == cliapp.StatusBrokenPipe:
+			return err
+		case code == exitcode.Partial:
+			fmt.Fprintf(stderr, "ibavtrack: %s holds a partial result\n", f.Name())
+		}
+		if cerr := f.Commit(); cerr != nil {
+			return cliapp.Exit(exitcode.Fatal, cerr)
+		}
+		return err
+	}
 }
 
 // run is the whole command: it returns the exit status.
@@ -232,7 +272,7 @@ func resolve(f *model.Fabric, what, spec string) (*model.Port, error) {
 func resolveLID(f *model.Fabric, what, spec string) (*model.Port, uint16, error) {
 	p, lid, err := f.ResolveLID(spec, nil)
 	if err != nil {
-		return nil, 0, cliapp.Usage(what+" "+spec, strings.TrimPrefix(err.Error(), spec+": "))
+		return nil, 0, cliapp.PortError(what, spec, err, f, nil, "")
 	}
 	return p, lid, nil
 }

@@ -197,7 +197,7 @@ func TestUsage(t *testing.T) {
 		{nil, exitcode.Usage, "a command is required"},
 		{[]string{"frob"}, exitcode.Usage, "frob: unknown command"},
 		{[]string{"path", "--sim", "testdata/pathmix.net", "hA"}, exitcode.Usage, "path needs SRC and DST"},
-		{[]string{"path", "--sim", "testdata/pathmix.net", "hA", "nosuch"}, exitcode.Usage, `DST nosuch: "nosuch": not in the fabric`},
+		{[]string{"path", "--sim", "testdata/pathmix.net", "hA", "nosuch"}, exitcode.Usage, `DST "nosuch": not a node name or description in the fabric`},
 		{[]string{"links", "--sim", "testdata/pathmix.net", "--max-op-vls", "9"}, exitcode.Usage, "--max-op-vls 9: must be 1..5"},
 		{[]string{"watch", "--sim", "testdata/pathmix.net"}, exitcode.Usage, "at least one DST"},
 		{[]string{"watch", "--interval", "0s", "--sim", "testdata/pathmix.net", "hA"}, exitcode.Usage, "--interval 0s: must be positive"},
@@ -406,5 +406,26 @@ func TestMaxNodesNamed(t *testing.T) {
 	want := "ibavtrack: partial result printed: discovery stopped at the --max-nodes limit of 3 nodes (the fabric has more)\n"
 	if code != exitcode.Partial || string(stderr) != want {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Partial, want)
+	}
+}
+
+// TestHelpCommand: "ibavtrack help" and "ibavtrack help CMD" print the
+// help of the tool and of each command on stdout.
+func TestHelpCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "COMMANDS:"},
+		{[]string{"help", "links"}, "ibavtrack links - "},
+		{[]string{"help", "path"}, "ibavtrack path - "},
+		{[]string{"help", "watch"}, "ibavtrack watch - "},
+		{[]string{"help", "errors"}, "ibavtrack errors - "},
+		{[]string{"links", "--help"}, "ibavtrack links - "},
+	} {
+		stdout, stderr, code := runTool(t, tc.args...)
+		if code != exitcode.OK || len(stderr) != 0 || !strings.Contains(string(stdout), tc.want) {
+			t.Errorf("ibavtrack %v: exit %d, stderr %q, stdout:\n%s", tc.args, code, stderr, stdout)
+		}
 	}
 }

@@ -23,14 +23,15 @@ func linksCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "links",
 		Usage:     "one row per link: MTU and VL capabilities, OpenSM's computed values, what runs now, width and speed",
-		UsageText: "ibavtrack links [--check] [--json] [--counters] [--max-op-vls N] [fabric options]",
+		UsageText: "ibavtrack links [--check] [--json] [--counters] [--max-op-vls N] [--output FILE] [fabric options]",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "check", Usage: "exit 4 when any link is marked"},
 			&cli.BoolFlag{Name: "counters", Usage: "read both ends' PerfMgt error counters (by LID) and add them to each row"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of the table"},
 			&cli.IntFlag{Name: "max-op-vls", Value: int(model.DefaultMaxOpVLs), Usage: "OpenSM's max_op_vls option `CODE` (1 VL0 .. 5 VL0-14)"},
+			outputFlag(),
 		}, commonFlags()...),
-		Action: func(c *cli.Context) error { return linksCmd(c, stdout, stderr) },
+		Action: withOutput(stdout, stderr, linksCmd),
 	}
 }
 
@@ -69,7 +70,7 @@ func linksCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.Bool("json") {
 		err = writeJSON(stdout, linksJSON(links, nothing, counters))
 	} else {
-		err = writeLinksTable(stdout, links, counters)
+		err = writeLinksTable(stdout, cliapp.Painter(c, stdout), links, counters)
 		if err == nil && nothing != "" {
 			_, err = fmt.Fprintf(stdout, "nothing to check: %s\n", nothing)
 		}
@@ -144,10 +145,9 @@ func lidText(p *model.PhysPort) string {
 	return "-"
 }
 
-// writeLinksTable prints the table, marks links with problems (colour on
-// a terminal) and lists the reasons after it.
-func writeLinksTable(w io.Writer, links []pathav.Link, counters *portcounters.Report) error {
-	paint := termout.NewPainter(w)
+// writeLinksTable prints the table, marks links with problems (in colour
+// as paint allows) and lists the reasons after it.
+func writeLinksTable(w io.Writer, paint termout.Painter, links []pathav.Link, counters *portcounters.Report) error {
 	rows := make([][]string, len(links))
 	var reasons []string
 	header := linkHeader

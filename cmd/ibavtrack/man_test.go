@@ -22,7 +22,7 @@ func TestManPageListsEveryFlag(t *testing.T) {
 	for _, c := range app.Commands {
 		manpage.CheckFlags(t, path, c.Flags, codes...)
 	}
-	manpage.CheckFlags(t, path, []cli.Flag{cliapp.VersionFlag()})
+	manpage.CheckFlags(t, path, []cli.Flag{cliapp.VersionFlag(), cliapp.ColorFlag()})
 	man := readFile(t, path)
 	for _, c := range app.Commands {
 		if !strings.Contains(man, ".B ibavtrack "+c.Name+"\n") {

@@ -23,11 +23,12 @@ func pathCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "path",
 		Usage:     "follow the forwarding tables from SRC to DST and print the address vector (path MTU, static rate, hops)",
-		UsageText: "ibavtrack path [--json] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
+		UsageText: "ibavtrack path [--json] [--output FILE] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			outputFlag(),
 		}, commonFlags()...),
-		Action: func(c *cli.Context) error { return pathCmd(c, stdout, stderr) },
+		Action: withOutput(stdout, stderr, pathCmd),
 	}
 }
 
@@ -69,7 +70,7 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.Bool("json") {
 		err = writeJSON(stdout, pathJSONOf(p))
 	} else {
-		err = writePath(stdout, p)
+		err = writePath(stdout, cliapp.Painter(c, stdout), p)
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
@@ -94,8 +95,7 @@ func portLabel(p *model.Port, lid uint16) string {
 }
 
 // writePath prints the AV and the per-port table.
-func writePath(w io.Writer, p *pathav.Path) error {
-	paint := termout.NewPainter(w)
+func writePath(w io.Writer, paint termout.Painter, p *pathav.Path) error {
 	av := &p.AV
 	fmt.Fprintf(w, "From %s\nTo   %s\n", portLabel(p.Src, av.SLID), portLabel(p.Dst, av.DLID))
 	fmt.Fprintf(w, "  DLID %d  SLID %d  SL %d\n", av.DLID, av.SLID, av.SL)

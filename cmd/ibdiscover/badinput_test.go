@@ -36,6 +36,9 @@ func TestBadInput(t *testing.T) {
 		{"DR path start", []string{"--sim", demo, "-from", "1,2"}, "-from 1,2", "first element must be 0"},
 		{"DR path syntax", []string{"--sim", demo, "-from", "0,x"}, "-from 0,x", "not a comma-separated list"},
 		{"DR path too long", []string{"--sim", demo, "-from", long}, "-from", "longer than 63 hops"},
+		{"DR path past the ports", []string{"--sim", demo, "--from", "0,99"}, "--from 0,99", `hop 1: switch "spine01" has 40 ports, no port 99`},
+		{"DR path past a leaf's ports", []string{"--sim", demo, "--from", "0,1,41"}, "--from 0,1,41", `hop 2: switch "leaf01" has 40 ports, no port 41`},
+		{"DR path through a CA", []string{"--sim", demo, "--from", "0,1,1,1"}, "--from 0,1,1,1", `hop 3: CA "node001 mlx5_0" does not forward`},
 		{"negative hops", []string{"--sim", demo, "-hops", "-1"}, "-hops -1", "must be 0..63"},
 		{"absurd hops", []string{"--sim", demo, "-hops", "1000"}, "-hops 1000", "must be 0..63"},
 		{"zero window", []string{"--sim", demo, "-o", "0"}, "-o/--outstanding-smps 0", "must be 1.."},
@@ -66,7 +69,10 @@ func TestBadInput(t *testing.T) {
 		{"diffcheck key", []string{"--sim", demo, "--diffcheck", "sw,bogus"}, "--diffcheck", "bogus"},
 		{"two transports", []string{"--sim", demo, "--ibsim"}, "--ibsim and --sim", "choose one"},
 		{"two outputs", []string{"--sim", demo, "--json", "--dot"}, "--json/--dot", "choose one"},
-		{"unknown flag", []string{"--bogus"}, "bogus", "not defined"},
+		{"unknown flag", []string{"--bogus"}, "--bogus", "unknown option (see --help)"},
+		{"mistyped flag", []string{"-hop", "2"}, "-hop", "unknown option (did you mean -hops?)"},
+		{"mistyped long flag", []string{"--node-name-mapp", "x"}, "--node-name-mapp", "unknown option (did you mean --node-name-map?)"},
+		{"mistyped flag after an operand", []string{"x", "--jsn"}, "--jsn", "unknown option (did you mean --json?)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

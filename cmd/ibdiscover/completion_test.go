@@ -1,14 +1,24 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/completion"
+	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/pkg/topology"
 )
 
-// TestCompletion: completions/ holds the bash and zsh completion of every
-// option and command (go test -update regenerates it).
+// TestCompletion: completions/ holds the bash, zsh and fish completion
+// of every option, with the keys of --diffcheck and the values of
+// --color (go test -update regenerates it).
 func TestCompletion(t *testing.T) {
-	completion.Check(t, "../../completions", newApp(nil, nil), completion.File, cliapp.VersionFlag())
+	var colors []string
+	for _, m := range termout.Modes {
+		colors = append(colors, string(m))
+	}
+	keys := strings.Split(topology.DiffKeys(1<<6-1).String(), ",")
+	choices := map[string]completion.Choices{"diffcheck": {Words: keys, List: true}, "color": {Words: colors}}
+	completion.Check(t, "../../completions", newApp(nil, nil), completion.File, choices, cliapp.VersionFlag(), cliapp.ColorFlag())
 }

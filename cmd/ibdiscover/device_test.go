@@ -13,7 +13,7 @@ import (
 func TestDeviceReasons(t *testing.T) {
 	tests := []struct {
 		tree  string
-		lines []string // after "ibdiscover: umad: no usable InfiniBand port"
+		lines []string // after "ibdiscover: no usable InfiniBand port"
 	}{
 		{"down", []string{
 			"  mlx4_0 port 1: port is DOWN (physical Polling): no link; check the cable and the peer port",
@@ -34,11 +34,29 @@ func TestDeviceReasons(t *testing.T) {
 			if code != exitcode.Fatal || len(stdout) != 0 {
 				t.Errorf("exit %d, stdout %q", code, stdout)
 			}
-			want := append([]string{"ibdiscover: umad: no usable InfiniBand port"}, tc.lines...)
+			want := append([]string{"ibdiscover: no usable InfiniBand port"}, tc.lines...)
 			want = append(want, "  choose a port with -C/--Ca and -P/--Port, or work without hardware: --sim <net file> (embedded simulator) or --ibsim (a running ibsim)")
 			if got := strings.TrimSuffix(string(stderr), "\n"); got != strings.Join(want, "\n") {
 				t.Errorf("stderr:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// TestDeviceNotFound: a -C or -P that names no device or port is one line
+// that says so once, the names there are, and no package prefix.
+func TestDeviceNotFound(t *testing.T) {
+	t.Setenv("IBDIAG_SYSFS", "../../pkg/umad/testdata/reasons/sys")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-C", "mlx5_9"}, `ibdiscover: CA "mlx5_9" (have mlx5_0, mlx5_1, mlx5_2, siw0): not found: check the names with ibstat or ls /sys/class/infiniband` + "\n"},
+		{[]string{"-C", "mlx5_0", "-P", "7"}, "ibdiscover: port 7 on CA mlx5_0: not found: check the names with ibstat or ls /sys/class/infiniband\n"},
+	} {
+		stdout, stderr, code := runOurs(t, tc.args...)
+		if code != exitcode.Fatal || len(stdout) != 0 || string(stderr) != tc.want {
+			t.Errorf("%v: exit %d, stderr %q, want %d, %q", tc.args, code, stderr, exitcode.Fatal, tc.want)
+		}
 	}
 }

@@ -34,7 +34,7 @@ func ourNames(t *testing.T) map[string]bool {
 	app := newApp(nil, nil)
 	app.Setup()
 	names := map[string]bool{}
-	for _, f := range append(app.Flags, cliapp.VersionFlag()) {
+	for _, f := range append(app.Flags, cliapp.VersionFlag(), cliapp.ColorFlag()) {
 		for _, n := range f.Names() {
 			names[n] = true
 		}
@@ -245,5 +245,31 @@ func TestMaxNodesNamed(t *testing.T) {
 	want := "ibdiscover: partial result printed: discovery stopped at the --max-nodes limit of 3 nodes (the fabric has more)\n"
 	if code != exitcode.Partial || string(stderr) != want {
 		t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitcode.Partial, want)
+	}
+}
+
+// TestHelpLayout: in -h every flag's usage starts by column 40 (the
+// aliases of -o used to push them all to column 67) and no boolean says
+// "(default: false)".
+func TestHelpLayout(t *testing.T) {
+	stdout, _, code := runOurs(t, "-h")
+	if code != 0 {
+		t.Fatalf("-h: exit %d", code)
+	}
+	for _, line := range strings.Split(string(stdout), "\n") {
+		if !strings.HasPrefix(line, "   -") {
+			continue
+		}
+		names := strings.SplitN(strings.TrimPrefix(line, "   "), "  ", 2)
+		col := 3 + len(names[0])
+		if rest := strings.TrimLeft(strings.TrimPrefix(line, "   "+names[0]), " "); rest != "" {
+			col = len(line) - len(rest)
+		}
+		if col > 40 {
+			t.Errorf("usage at column %d: %s", col, line)
+		}
+		if strings.Contains(line, "(default: false)") {
+			t.Errorf("says (default: false): %s", line)
+		}
 	}
 }

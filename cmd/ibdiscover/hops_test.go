@@ -74,3 +74,30 @@ func TestHopsFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestFromShortestRoutes: under -hops 2 -from 0,1,3 --json every node's
+// dr_path is its shortest directed route from the local port: the local
+// switch is "0" (it was "0,1,37", the route back through the start node).
+func TestFromShortestRoutes(t *testing.T) {
+	stdout, stderr, code := runOurs(t, "--sim", "../../testdata/fabrics/demo.net", "-hops", "2", "-from", "0,1,3", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Nodes []struct {
+			Description string `json:"description"`
+			DRPath      string `json:"dr_path"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(stdout, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"node003 mlx5_0": "0,1,3", "leaf01": "0,1", "node001 mlx5_0": "0,1,1", "node002 mlx5_0": "0,1,2", "spine01": "0", "spine02": "0,1,38"}
+	got := map[string]string{}
+	for _, n := range doc.Nodes {
+		got[n.Description] = n.DRPath
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("dr_path: %v, want %v", got, want)
+	}
+}

@@ -114,7 +114,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.IsSet("from") {
 		p, err := smp.ParseDRPath(c.String("from"))
 		if err != nil {
-			return cliapp.Usage("-from "+c.String("from"), err.Error())
+			return cliapp.Usage("-from "+c.String("from"), strings.TrimPrefix(err.Error(), "smp: "))
 		}
 		cfg.From = p
 	}
@@ -131,7 +131,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	paint := termout.NewPainter(stderr)
+	paint := cliapp.Painter(c, stderr)
 
 	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
 		return nodenamemap.Open(c.String("node-name-map"))
@@ -246,6 +246,13 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			if c.Context.Err() != nil {
 				return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted before the start node answered"))
+			}
+			if c.IsSet("from") {
+				// say where the route leads nowhere, if it does
+				var pe *discover.PathError
+				if errors.As(discover.CheckPath(c.Context, s.Querier(fab), cfg.From), &pe) {
+					return cliapp.Usage("--from "+c.String("from"), pe.Error())
+				}
 			}
 			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("discover failed: %w", err))
 		}

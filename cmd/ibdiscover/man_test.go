@@ -13,7 +13,7 @@ import (
 func TestManPageListsEveryFlag(t *testing.T) {
 	app := newApp(nil, nil)
 	app.Setup()
-	manpage.CheckFlags(t, "../../man/ibdiscover.8", append(app.Flags, cliapp.VersionFlag()),
+	manpage.CheckFlags(t, "../../man/ibdiscover.8", append(app.Flags, cliapp.VersionFlag(), cliapp.ColorFlag()),
 		exitcode.OK, exitcode.Fatal, exitcode.Usage, exitcode.Partial, exitcode.Inconsistent, exitcode.Interrupted)
 }
 

@@ -152,21 +152,11 @@ func (t *tool) resolve(flag, spec string) (*model.Port, error) {
 func (t *tool) resolveLID(flag, spec string) (*model.Port, uint16, error) {
 	p, lid, err := t.f.ResolveLID(spec, t.nameFunc())
 	if err != nil {
-		in := spec
-		if flag != "" {
-			in = flag + " " + spec
+		hint := ""
+		if t.f.MaxLID() == 0 {
+			hint = routing.NoLIDs
 		}
-		msg := err.Error()
-		for _, q := range []string{strconv.Quote(spec), strconv.Quote(strings.TrimSpace(spec))} {
-			if strings.HasPrefix(msg, q+": ") {
-				msg = msg[len(q)+2:]
-				break
-			}
-		}
-		if t.f.MaxLID() == 0 && strings.HasPrefix(msg, "LID ") {
-			msg += " (" + routing.NoLIDs + ")"
-		}
-		return nil, 0, cliapp.Usage(in, msg)
+		return nil, 0, cliapp.PortError(flag, spec, err, t.f, t.nameFunc(), hint)
 	}
 	return p, lid, nil
 }
@@ -178,7 +168,11 @@ func (t *tool) resolveSwitch(flag, spec string) (*model.Node, error) {
 		return nil, err
 	}
 	if !p.Node.IsSwitch() {
-		return nil, cliapp.Usage(flag+" "+spec, fmt.Sprintf("%s %q is not a switch", nodeType(p.Node), t.name(p.Node)))
+		typ := nodeType(p.Node)
+		if typ == "ca" {
+			typ = "CA"
+		}
+		return nil, cliapp.NotASwitch(flag, spec, typ, t.name(p.Node))
 	}
 	return p.Node, nil
 }
@@ -208,6 +202,8 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	args := c.Args().Slice()
 	switch {
+	case m == modeDump && len(args) == 1 && args[0] == "help":
+		return cli.ShowAppHelp(c) // as "ibavtrack help"
 	case m == modeDump && len(args) == 2:
 		m = modeQuery
 	case m == modeTrace && len(args) != 2:

@@ -113,9 +113,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"--sim", fabrics + "loop.net", "h1"}, "ibhops: h1: give two ports (SRC DST) or none\n"},
 		{[]string{"--sim", fabrics + "loop.net", "--trace", "h1"}, "ibhops: --trace: needs two arguments: SRC DST\n"},
 		{[]string{"--sim", fabrics + "loop.net", "--check-routes", "--lft", "sw1"}, "ibhops: --lft and --check-routes: choose one mode\n"},
-		{[]string{"--sim", fabrics + "loop.net", "--switch", "h1"}, "ibhops: --switch h1: ca \"h1\" is not a switch\n"},
-		{[]string{"--sim", fabrics + "loop.net", "--lft", "nosuch"}, "ibhops: --lft nosuch: not in the fabric\n"},
-		{[]string{"--sim", fabrics + "loop.net", "h1", "99"}, "ibhops: 99: LID 99: not in the fabric\n"},
+		{[]string{"--sim", fabrics + "loop.net", "--switch", "h1"}, "ibhops: --switch h1: a CA, not a switch\n"},
+		{[]string{"--sim", fabrics + "loop.net", "--switch", "4"}, "ibhops: --switch 4: \"h1\" is a CA, not a switch\n"},
+		{[]string{"--sim", fabrics + "loop.net", "--lft", "nosuch"}, "ibhops: --lft \"nosuch\": not a node name or description in the fabric\n"},
+		{[]string{"--sim", fabrics + "loop.net", "h1", "99"}, "ibhops: LID 99: not in the fabric\n"},
 		{[]string{"--sim", fabrics + "loop.net", "--check-routes", "x"}, "ibhops: x: no arguments with --check-routes\n"},
 		{[]string{"--sim", fabrics + "loop.net", "--limit", "-1", "--check-routes"}, "ibhops: --limit -1: must be 0 or more\n"},
 		{[]string{"--sim", "/nonexistent.net"}, ""},
@@ -345,5 +346,14 @@ func TestGoldenEngines(t *testing.T) {
 				checkGolden(t, name, append(out, append([]byte("--- stderr\n"), stderr...)...))
 			})
 		}
+	}
+}
+
+// TestHelpOperand: "ibhops help" prints the help, as -h does (and as
+// "ibavtrack help" does).
+func TestHelpOperand(t *testing.T) {
+	stdout, stderr, code := runOurs(t, "help")
+	if code != exitcode.OK || len(stderr) != 0 || !strings.Contains(string(stdout), "USAGE:") {
+		t.Errorf("ibhops help: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
 }

@@ -95,7 +95,7 @@ func TestTraceWithoutLIDs(t *testing.T) {
 		t.Errorf("no tables: exit %d stderr %q", code, stderr)
 	}
 	_, stderr, code = runOurs(t, "--sim", fabrics+"loop.net", "--sim-sm=false", "3", "h2")
-	if want := "ibhops: 3: LID 3: not in the fabric (" + routing.NoLIDs + ")\n"; code != exitcode.Usage || string(stderr) != want {
+	if want := "ibhops: LID 3: not in the fabric (" + routing.NoLIDs + ")\n"; code != exitcode.Usage || string(stderr) != want {
 		t.Errorf("exit %d stderr %q, want %q", code, stderr, want)
 	}
 }

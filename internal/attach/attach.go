@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -48,7 +49,7 @@ func Flags(simSM bool) []cli.Flag {
 		&cli.BoolFlag{Name: "ibsim", Usage: "use a running ibsim (IBSIM_SOCKNAME, IBSIM_SERVER_NAME/PORT, SIM_HOST as libumad2sim)", Category: "Fabric"},
 		&cli.StringFlag{Name: "ibsim-sockname", Usage: "ibsim socket base `NAME` (overrides IBSIM_SOCKNAME)", Category: "Fabric"},
 		&cli.StringFlag{Name: "sim", Usage: "use the embedded simulator on `SPEC`: an ibsim net file, an ibnetdiscover topology file, or a generator such as fattree:levels=2,radix=8,hosts=4", Category: "Fabric"},
-		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID` (net-file id or description; default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
+		&cli.StringFlag{Name: "sim-host", Usage: "attach to node `ID`: net-file id, description, node GUID or port GUID (default: the first node, as ibsim); with --ibsim it overrides SIM_HOST", Category: "Fabric"},
 		&cli.BoolFlag{Name: "sim-sm", Value: simSM, Usage: "with --sim, first run the embedded minimal SM (assign LIDs, program min-hop LFTs)", Category: "Fabric"},
 		&cli.IntFlag{Name: "timeout", Aliases: []string{"t"}, Value: DefaultTimeoutMS, Usage: "per-SMP timeout in `MS`", Category: "Fabric"},
 		&cli.BoolFlag{Name: "fixed-timeout", Usage: "wait the full timeout on every attempt (otherwise the first attempts wait a timeout estimated from the round trips seen, at least 1 ms, doubling)", Category: "Fabric"},
@@ -312,6 +313,8 @@ func cliError(err error, s Settings) error {
 		return simError(se, s)
 	case s.IBSim:
 		return ibsimError(err, s, fabric.IBSimConfig(s.Options()))
+	case s.Sim == "":
+		return deviceError(err)
 	}
 	return err
 }
@@ -336,6 +339,27 @@ func simError(se *fabric.SimError, s Settings) error {
 		host = "--sim " + s.Sim + ": the first node"
 	}
 	return &UsageError{Input: host, Msg: err.Error()}
+}
+
+// userError is an error whose message was reworded for the user; it
+// unwraps to the original.
+type userError struct {
+	msg string
+	err error
+}
+
+func (e *userError) Error() string { return e.msg }
+func (e *userError) Unwrap() error { return e.err }
+
+// deviceError is a umad error as the user reads it: without the
+// package's "umad: " and, for a -C/-P that names nothing, without saying
+// "CA" twice ("CA "mlx5_9" (have mlx5_0): not found: check ...").
+func deviceError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "umad: ")
+	if errors.Is(err, umad.ErrNotFound) {
+		msg = strings.Replace(msg, ": CA or port not found: ", ": not found: ", 1)
+	}
+	return &userError{msg: msg, err: err}
 }
 
 // ibsimError names the input behind an ibsim attach failure and says

@@ -32,7 +32,7 @@ func TestOpenSimErrors(t *testing.T) {
 	}{
 		{Settings{Sim: "/nonexistent.net"}, "--sim /nonexistent.net: no such file or directory"},
 		{Settings{Sim: "fattree:levels=2,radix=8", MaxNodes: 3}, "--sim: too many nodes: \"fattree:levels=2,radix=8\" has 44 nodes, more than the limit of 3; --max-nodes raises the limit"},
-		{Settings{Sim: "../../testdata/fabrics/loop.net", SimHost: "nosuch"}, "--sim-host nosuch: attach sim nosuch: sim: node not found"},
+		{Settings{Sim: "../../testdata/fabrics/loop.net", SimHost: "nosuch"}, "--sim-host nosuch: no node has this id, description, node GUID or port GUID"},
 		{Settings{Sim: "../../testdata/fabrics/loop.net", SimHost: "nosuch", SimSM: true}, "--sim-host nosuch: "},
 	} {
 		_, err := Open(context.Background(), c.s)

@@ -16,6 +16,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/outfile"
+	"github.com/ibfabric/ibdiag/internal/termout"
 	"github.com/ibfabric/ibdiag/internal/version"
 )
 
@@ -89,6 +90,19 @@ func VersionFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit and Go version, and exit"}
 }
 
+// ColorFlag is --color=WHEN, which every tool takes: auto (colour on a
+// terminal, unless NO_COLOR is set or TERM=dumb), always or never.
+func ColorFlag() cli.Flag {
+	return &cli.StringFlag{Name: "color", Value: string(termout.Auto), Usage: "colour messages and marks `WHEN`: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never", DefaultText: string(termout.Auto), Category: "Messages"}
+}
+
+// Painter returns the painter for w that the command line's --color asks
+// for.
+func Painter(c *cli.Context, w io.Writer) termout.Painter {
+	m, _ := termout.ParseMode(c.String("color")) // checked before the action
+	return termout.NewPainterMode(w, m)
+}
+
 // Run runs app with args and returns the exit status, printing one line
 // "<app name>: <error>" on stderr when the action failed. It adds
 // -V/--version to the app and its commands.
@@ -111,11 +125,14 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (co
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.HideVersion = true // ours, not urfave/cli's -v
 	withVersion := func(flags []cli.Flag, before cli.BeforeFunc) ([]cli.Flag, cli.BeforeFunc) {
-		return append(flags, VersionFlag()), func(c *cli.Context) error {
+		return append(flags, VersionFlag(), ColorFlag()), func(c *cli.Context) error {
 			namesOnce(c.Command)
 			if c.Bool("version") {
 				fmt.Fprintln(app.Writer, version.Line(app.Name))
 				return &ExitError{Code: exitcode.OK}
+			}
+			if _, err := termout.ParseMode(c.String("color")); err != nil {
+				return Usage("--color "+c.String("color"), err.Error())
 			}
 			if before != nil {
 				return before(c)
@@ -135,10 +152,13 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (co
 	for _, c := range app.Commands {
 		c.OnUsageError = usage
 	}
-	args, err := Reorder(app, args)
+	args, err := helpCommand(app, args)
+	if err == nil {
+		args, err = Reorder(app, args)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", app.Name, err)
-		return exitcode.Usage
+		return Code(err)
 	}
 	err = app.RunContext(ctx, args)
 	if err == nil {
@@ -156,6 +176,29 @@ func Run(ctx context.Context, app *cli.App, args []string, stderr io.Writer) (co
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", app.Name, firstLine(err.Error()))
 	return exitcode.Usage
+}
+
+// helpCommand turns "tool help" into "tool -h" and "tool help CMD" into
+// "tool CMD -h" for an app with commands (urfave/cli's own help command
+// is hidden: it would print the help's template with the shared flags
+// twice).
+func helpCommand(app *cli.App, args []string) ([]string, error) {
+	if len(app.Commands) == 0 || len(args) < 2 || args[1] != "help" {
+		return args, nil
+	}
+	switch {
+	case len(args) == 2:
+		return []string{args[0], "-h"}, nil
+	case len(args) == 3 && app.Command(args[2]) != nil:
+		return []string{args[0], args[2], "-h"}, nil
+	}
+	var names []string
+	for _, c := range app.Commands {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return nil, Usage("help "+strings.Join(args[2:], " "), "no such command (want "+strings.Join(names, ", ")+")")
 }
 
 // namesOnce gives cmd's flags, now that its command line is parsed, names
@@ -208,6 +251,9 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 		return args, nil
 	}
 	if len(app.Commands) == 0 {
+		if err := checkOptions(app.Flags, args[1:], app.UseShortOptionHandling); err != nil {
+			return nil, err
+		}
 		rest, err := reorder(app.Flags, args[1:])
 		return append([]string{args[0]}, rest...), err
 	}
@@ -215,10 +261,12 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 	// option before the name takes a value if the app's or any command's
 	// option of that name does
 	takes := valueFlags(app.Flags)
+	all := append([]cli.Flag{}, app.Flags...)
 	for _, c := range app.Commands {
 		for n := range valueFlags(c.Flags) {
 			takes[n] = true
 		}
+		all = append(all, c.Flags...)
 	}
 	var before [][]string // options before the command, with their values
 	for i := 1; i < len(args); i++ {
@@ -230,6 +278,12 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 			cmd := app.Command(a)
 			if cmd == nil {
 				return args, nil
+			}
+			if err := checkOptions(all, args[1:i], app.UseShortOptionHandling); err != nil {
+				return nil, err
+			}
+			if err := checkOptions(cmd.Flags, args[i+1:], app.UseShortOptionHandling || cmd.UseShortOptionHandling); err != nil {
+				return nil, err
 			}
 			own := flagNames(cmd.Flags)
 			global := []string{args[0]}
@@ -250,6 +304,9 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 			o = append(o, args[i])
 		}
 		before = append(before, o)
+	}
+	if err := checkOptions(all, args[1:], app.UseShortOptionHandling); err != nil {
+		return nil, err
 	}
 	return args, nil
 }

@@ -26,12 +26,59 @@ func BadInput(t testing.TB, tool string, stdout, stderr []byte, code int, input,
 	if !strings.Contains(s, input) || !strings.Contains(s, msg) {
 		t.Errorf("stderr %q does not name %q and %q", s, input, msg)
 	}
+	if r := Repeated(tool, s); r != "" {
+		t.Errorf("stderr %q says %q twice", s, r)
+	}
 	if strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
 		t.Errorf("stack trace on stderr:\n%s", s)
 	}
 	if len(stdout) != 0 {
 		t.Errorf("stdout not empty:\n%s", stdout)
 	}
+}
+
+// packagePrefixes are the names of the suite's packages that prefix
+// their errors ("sim: node not found"): a message for the user names the
+// input instead.
+var packagePrefixes = map[string]bool{"sim": true, "netfile": true, "umad": true, "ibsim": true, "transport": true,
+	"attach": true, "discover": true, "model": true, "smp": true, "topology": true, "outfile": true}
+
+// Repeated returns what the one-line message line ("tool: a: b: c")
+// says twice, "" if nothing: a package's prefix ("sim:") where the input
+// is named already, or a word of the input (the segment before the first
+// ": ") or a quoted word that comes back in a later segment, as in
+// "99: LID 99: not in the fabric". A "(did you mean ...)" is not looked
+// at.
+func Repeated(tool, line string) string {
+	body := strings.TrimPrefix(strings.TrimSuffix(line, "\n"), tool+": ")
+	if i := strings.Index(body, " (did you mean "); i >= 0 {
+		body = body[:i] // a suggestion may well look like the input
+	}
+	segs := strings.Split(body, ": ")
+	seen := map[string]int{}
+	for i, seg := range segs {
+		if i > 0 && packagePrefixes[seg] {
+			return seg + ":"
+		}
+		quoted := map[string]bool{}
+		for j, q := range strings.Split(seg, `"`) {
+			if j%2 == 1 {
+				quoted[q] = true
+			}
+		}
+		for _, tok := range strings.FieldsFunc(seg, func(r rune) bool { return strings.ContainsRune(` "();`, r) }) {
+			if len(tok) < 3 && !strings.ContainsAny(tok, "0123456789") {
+				continue
+			}
+			if j, ok := seen[tok]; ok && j != i {
+				return tok
+			}
+			if _, ok := seen[tok]; !ok && (i == 0 || quoted[tok]) {
+				seen[tok] = i
+			}
+		}
+	}
+	return ""
 }
 
 // NoLeftovers fails t for every file in dir (hidden ones included) that

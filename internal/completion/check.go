@@ -12,24 +12,29 @@ import (
 )
 
 // Check is a command's completion test: the scripts in dir
-// (<tool>.bash and _<tool>) are what the app's options generate (go test
-// -update rewrites them), every flag name of the app and its commands is
-// in both, every command name too, and the shells that are installed
-// parse them.
-func Check(t *testing.T, dir string, app *cli.App, operand string, extra ...cli.Flag) {
+// (<tool>.bash, _<tool> and <tool>.fish) are what the app's options
+// generate (go test -update rewrites them), every flag name of the app
+// and its commands is in each, every command name and every choice of a
+// flag's value too, and the shells that are installed parse them.
+func Check(t *testing.T, dir string, app *cli.App, operand string, choices map[string]Choices, extra ...cli.Flag) {
 	t.Helper()
 	app.Setup()
-	s := FromApp(app, operand, extra...)
-	var bash, zsh bytes.Buffer
+	s := FromApp(app, operand, choices, extra...)
+	var bash, zsh, fish bytes.Buffer
+	if err := Fish(&fish, s); err != nil {
+		t.Fatal(err)
+	}
 	if err := Bash(&bash, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := Zsh(&zsh, s); err != nil {
 		t.Fatal(err)
 	}
-	bashPath, zshPath := dir+"/"+s.Name+".bash", dir+"/_"+s.Name
+	bashPath, zshPath, fishPath := dir+"/"+s.Name+".bash", dir+"/_"+s.Name, dir+"/"+s.Name+".fish"
 	golden.Check(t, bashPath, bash.Bytes())
 	golden.Check(t, zshPath, zsh.Bytes())
+	golden.Check(t, fishPath, fish.Bytes())
+	scripts := map[string]string{bashPath: bash.String(), zshPath: zsh.String(), fishPath: fish.String()}
 
 	var all []Flag
 	for _, f := range s.Flags {
@@ -39,7 +44,7 @@ func Check(t *testing.T, dir string, app *cli.App, operand string, extra ...cli.
 	}
 	for _, c := range s.Commands {
 		all = append(all, c.Flags...)
-		for name, script := range map[string]string{bashPath: bash.String(), zshPath: zsh.String()} {
+		for name, script := range scripts {
 			if !strings.Contains(script, c.Name) {
 				t.Errorf("%s lacks the command %s", name, c.Name)
 			}
@@ -50,6 +55,20 @@ func Check(t *testing.T, dir string, app *cli.App, operand string, extra ...cli.
 			for name, script := range map[string]string{bashPath: bash.String(), zshPath: zsh.String()} {
 				if !containsWord(script, dashed(n)) {
 					t.Errorf("%s lacks %s", name, dashed(n))
+				}
+			}
+			fishOpt := "-l " + n
+			if len(n) == 1 {
+				fishOpt = "-s " + n
+			}
+			if !containsWord(fish.String(), fishOpt) {
+				t.Errorf("%s lacks %s", fishPath, fishOpt)
+			}
+		}
+		for _, w := range f.Choices.Words {
+			for name, script := range scripts {
+				if !containsWord(script, w) {
+					t.Errorf("%s lacks %s, a value of --%s", name, w, f.Names[0])
 				}
 			}
 		}
@@ -66,7 +85,7 @@ func Check(t *testing.T, dir string, app *cli.App, operand string, extra ...cli.
 			t.Errorf("%s:%d: unbalanced quotes or brackets: %s", zshPath, i+1, line)
 		}
 	}
-	for _, sh := range []struct{ bin, path string }{{"bash", bashPath}, {"zsh", zshPath}} {
+	for _, sh := range []struct{ bin, path string }{{"bash", bashPath}, {"zsh", zshPath}, {"fish", fishPath}} {
 		if _, err := exec.LookPath(sh.bin); err != nil {
 			continue
 		}

@@ -1,7 +1,7 @@
-// Package completion writes bash and zsh completion scripts for a
+// Package completion writes bash, zsh and fish completion scripts for a
 // urfave/cli app: its subcommands, every flag name and alias, and what a
-// flag's value or an operand is (a file, an InfiniBand device, or
-// nothing to offer). The scripts are static: completing never runs the
+// flag's value or an operand is (a file, an InfiniBand device, one of a
+// list of words, or nothing to offer). The scripts are static: completing never runs the
 // tool. The commands' tests keep completions/ in step with the apps.
 package completion
 
@@ -21,7 +21,15 @@ const (
 	None   = ""       // free text: nothing to offer
 	File   = "file"   // a path
 	Device = "device" // an InfiniBand device name (/sys/class/infiniband)
+	Choice = "choice" // one of Flag.Choices (or a comma-separated list of them)
 )
+
+// Choices are what a flag's value may be: one of Words, or with List a
+// comma-separated list of them (--diffcheck sw,ca).
+type Choices struct {
+	Words []string
+	List  bool
+}
 
 // Spec is what the scripts know of a tool.
 type Spec struct {
@@ -49,23 +57,27 @@ type Flag struct {
 	Kind   string
 	Label  string // the value's placeholder, lower case ("file", "n")
 	Hidden bool
+	// Choices are the values offered when Kind is Choice.
+	Choices Choices
 }
 
 // placeholder is the `NAME` in a flag's usage text.
 var placeholder = regexp.MustCompile("`([A-Z_]+)`")
 
 // FromApp reads the spec of app (after app.Setup, so that -h is there).
-// operand is the kind of the operands; extra are flags the app gets when
-// it runs (cliapp's -V). A flag's value is a file when its usage
-// placeholder is FILE or SPEC, a device for -C/--Ca.
-func FromApp(app *cli.App, operand string, extra ...cli.Flag) Spec {
+// operand is the kind of the operands; choices are the values of the
+// flags that take one of a few words, by flag name; extra are flags the
+// app gets when it runs (cliapp's -V, --color). A flag's value is a file
+// when its usage placeholder is FILE or SPEC, a device for -C/--Ca.
+func FromApp(app *cli.App, operand string, choices map[string]Choices, extra ...cli.Flag) Spec {
 	s := Spec{Name: app.Name, Operand: operand}
+	flags := func(fs []cli.Flag) []Flag { return flagsOf(fs, choices) }
 	s.Flags = flags(append(append([]cli.Flag{}, app.Flags...), extra...))
 	for _, c := range app.Commands {
 		if c.Hidden {
 			continue
 		}
-		fs := append([]cli.Flag{}, c.Flags...)
+		fs := append(append([]cli.Flag{}, c.Flags...), extra...) // cliapp gives commands them too
 		if !c.HideHelp && !slices.ContainsFunc(fs, func(f cli.Flag) bool { return slices.Contains(f.Names(), "help") }) {
 			fs = append(fs, cli.HelpFlag) // urfave/cli adds it when the command runs
 		}
@@ -74,7 +86,7 @@ func FromApp(app *cli.App, operand string, extra ...cli.Flag) Spec {
 	return s
 }
 
-func flags(fs []cli.Flag) []Flag {
+func flagsOf(fs []cli.Flag, choices map[string]Choices) []Flag {
 	var out []Flag
 	for _, f := range fs {
 		fl := Flag{Names: f.Names()}
@@ -96,6 +108,9 @@ func flags(fs []cli.Flag) []Flag {
 				fl.Kind = File
 			case slices.Contains(fl.Names, "Ca"):
 				fl.Kind = Device
+			}
+			if c, ok := choices[fl.Names[0]]; ok {
+				fl.Kind, fl.Choices = Choice, c
 			}
 		}
 		fl.Usage = strings.ReplaceAll(fl.Usage, "`", "")
@@ -127,11 +142,34 @@ func words(fs []Flag) []string {
 	return slices.Compact(w)
 }
 
-// byKind groups the dashed names of the value-taking flags by kind.
+// dashedAll is every name dashed.
+func dashedAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = dashed(n)
+	}
+	return out
+}
+
+// choiceFlags are the flags of fs whose values are Choices, once each
+// (by first name), in name order.
+func choiceFlags(fs []Flag) []Flag {
+	var out []Flag
+	for _, f := range fs {
+		if f.Kind == Choice && !slices.ContainsFunc(out, func(g Flag) bool { return g.Names[0] == f.Names[0] }) {
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Names[0] < out[j].Names[0] })
+	return out
+}
+
+// byKind groups the dashed names of the value-taking flags by kind
+// (flags with Choices are not in it: each has its own case).
 func byKind(fs []Flag) map[string][]string {
 	m := map[string][]string{}
 	for _, f := range fs {
-		if !f.Value {
+		if !f.Value || f.Kind == Choice {
 			continue
 		}
 		for _, n := range f.Names {
@@ -169,6 +207,18 @@ func Bash(w io.Writer, s Spec) error {
 	// the value of the option before
 	kinds := byKind(s.all())
 	b.WriteString("\tcase $prev in\n")
+	for _, f := range choiceFlags(s.all()) {
+		fmt.Fprintf(&b, "\t%s)\n", strings.Join(dashedAll(f.Names), "|"))
+		words := strings.Join(f.Choices.Words, " ")
+		if f.Choices.List {
+			// the item after the last comma
+			fmt.Fprintf(&b, "\t\tlocal pre=\n\t\t[[ $cur == *,* ]] && pre=${cur%%,*},\n")
+			fmt.Fprintf(&b, "\t\tcompopt -o nospace 2>/dev/null\n\t\tCOMPREPLY=($(compgen -P \"$pre\" -W %q -- \"${cur##*,}\"))\n", words)
+		} else {
+			fmt.Fprintf(&b, "\t\tCOMPREPLY=($(compgen -W %q -- \"$cur\"))\n", words)
+		}
+		b.WriteString("\t\treturn\n\t\t;;\n")
+	}
 	for _, k := range []string{File, Device, None} {
 		names := kinds[k]
 		if len(names) == 0 {
@@ -284,6 +334,12 @@ func zshSpecs(fs []Flag) []string {
 				action = ":" + label + ":_files"
 			case Device:
 				action = ":" + label + ":(" + devices + ")"
+			case Choice:
+				if f.Choices.List {
+					action = ":" + label + ":_values -s , " + label + " " + strings.Join(f.Choices.Words, " ")
+				} else {
+					action = ":" + label + ":(" + strings.Join(f.Choices.Words, " ") + ")"
+				}
 			default:
 				action = ":" + label + ": "
 			}

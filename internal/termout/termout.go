@@ -1,10 +1,12 @@
 // Package termout formats human-facing output: colour (fatih/color) that
-// is used only on a terminal and never when NO_COLOR is set, and the
-// terminal test behind it. Machine formats never go through it; aligned
+// is used, unless asked for always or never (--color), only on a terminal
+// that is not TERM=dumb and never when NO_COLOR is set, and the terminal
+// test behind it. Machine formats never go through it; aligned
 // tables are in internal/termtable.
 package termout
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -26,13 +28,37 @@ func IsTerminal(w io.Writer) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
-// ColorOK reports whether colour may be used on w: w is a terminal and
-// NO_COLOR is unset or empty.
+// ColorOK reports whether colour may be used on w: w is a terminal,
+// TERM is not "dumb" and NO_COLOR is unset or empty (https://no-color.org).
 func ColorOK(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false
 	}
 	return IsTerminal(w)
+}
+
+// Mode is when to colour: the value of a --color flag.
+type Mode string
+
+// The modes.
+const (
+	Auto   Mode = "auto"   // where ColorOK says so
+	Always Mode = "always" // even into a pipe or file, NO_COLOR or not
+	Never  Mode = "never"
+)
+
+// Modes are the modes, in the order a help text lists them.
+var Modes = []Mode{Auto, Always, Never}
+
+// ParseMode parses a --color value ("" is Auto).
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return Auto, nil
+	case Auto, Always, Never:
+		return m, nil
+	}
+	return Auto, fmt.Errorf("want auto, always or never")
 }
 
 // Painter colours text for one writer; it is a no-op where colour is not
@@ -41,6 +67,17 @@ type Painter struct{ on bool }
 
 // NewPainter returns a Painter for w (see ColorOK).
 func NewPainter(w io.Writer) Painter { return Painter{on: ColorOK(w)} }
+
+// NewPainterMode returns a Painter for w in mode m: Auto is NewPainter.
+func NewPainterMode(w io.Writer, m Mode) Painter {
+	switch m {
+	case Always:
+		return Painter{on: true}
+	case Never:
+		return Painter{}
+	}
+	return NewPainter(w)
+}
 
 func (p Painter) paint(attr color.Attribute, s string) string {
 	if !p.on {

@@ -346,6 +346,12 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	res.Problems = e.problems
 	res.IBNetDiscover = ReplayIBNetDiscover(e.fab, ReplayOptions{MlnxEPI: !cfg.NoMlnxEPI, Progress: cfg.IBNetDiscoverProgress})
 	res.MaxHops = res.IBNetDiscover.MaxHops
+	if !res.Interrupted {
+		// (after the replay, which gives the routes ibnetdiscover takes
+		// from the start node)
+		e.shortestPaths(ctx)
+		res.SMPs, res.Retries = e.q.SMPs(), e.q.RetryCount()
+	}
 	return res, nil
 }
 

@@ -22,9 +22,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/suggest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/netfile"
@@ -50,8 +52,8 @@ type Options struct {
 	// IBSimSockName overrides IBSIM_SOCKNAME.
 	IBSimSockName string
 	// Host is the node to attach at with Sim or IBSim: a net-file node id
-	// or a node description ("": the first node of the file, or SIM_HOST
-	// for ibsim).
+	// or a node description, and with Sim also a node or port GUID in hex
+	// ("": the first node of the file, or SIM_HOST for ibsim).
 	Host string
 	// CA and Port choose the kernel device and its port ("" and 0: as
 	// libibumad chooses).
@@ -212,6 +214,13 @@ func openSim(o Options) (*Conn, error) {
 	if err != nil {
 		return nil, &SimError{Spec: o.Sim, Op: "load", Err: err}
 	}
+	if o.Host != "" {
+		id, err := simHost(nf, o.Host)
+		if err != nil {
+			return nil, &SimError{Spec: o.Sim, Op: "attach", Err: err}
+		}
+		o.Host = id
+	}
 	var warnings []string
 	if o.SimSM {
 		if err := f.RunSM(o.Host); err != nil {
@@ -234,6 +243,62 @@ func openSim(o Options) (*Conn, error) {
 	}
 	return &Conn{Transport: tr, Desc: "embedded simulator " + o.Sim, Sim: f, Warnings: warnings}, nil
 }
+
+// simHost returns the id of the node of nf that Options.Host names: its
+// id, its NodeDescription, its node GUID or one of its port GUIDs (hex,
+// with or without 0x: the "Initiated from node ... port ..." GUIDs of a
+// topology file's header). Otherwise the error says what is taken and
+// suggests the nearest ids and descriptions.
+func simHost(nf *netfile.Fabric, host string) (string, error) {
+	for i := range nf.Nodes {
+		if n := &nf.Nodes[i]; n.ID == host {
+			return n.ID, nil
+		}
+	}
+	for i := range nf.Nodes {
+		if n := &nf.Nodes[i]; n.Description() == host {
+			return n.ID, nil
+		}
+	}
+	hex := strings.TrimPrefix(strings.TrimPrefix(host, "0x"), "0X")
+	if v, err := strconv.ParseUint(hex, 16, 64); err == nil && len(hex) > 4 {
+		for i := range nf.Nodes {
+			n := &nf.Nodes[i]
+			if n.GUID == v {
+				return n.ID, nil
+			}
+			for p := 1; p <= n.NumPorts; p++ {
+				if n.PortGUID(p) == v {
+					return n.ID, nil
+				}
+			}
+		}
+	}
+	var names []string
+	for i := range nf.Nodes {
+		names = append(names, nf.Nodes[i].ID, nf.Nodes[i].Description())
+	}
+	msg := "no node has this id, description, node GUID or port GUID"
+	if near := suggest.Closest(host, names, 3); len(near) > 0 {
+		return "", &hostError{msg + suggest.DidYouMean(near, strconv.Quote)}
+	}
+	if len(nf.Nodes) > 0 {
+		n := &nf.Nodes[0]
+		desc := ""
+		if d := n.Description(); d != n.ID {
+			desc = fmt.Sprintf(", %q", d)
+		}
+		msg += fmt.Sprintf(" (the first node is %q%s, node GUID 0x%016x)", n.ID, desc, n.GUID)
+	}
+	return "", &hostError{msg}
+}
+
+// hostError is simHost's error: it says what Options.Host may be and
+// unwraps to sim.ErrNoNode.
+type hostError struct{ msg string }
+
+func (e *hostError) Error() string { return e.msg }
+func (e *hostError) Unwrap() error { return sim.ErrNoNode }
 
 // IsGeneratorSpec reports whether a Sim spec names a generator
 // ("fattree:...") rather than a file: a file of that name wins.

@@ -41,7 +41,7 @@ func TestOpenErrors(t *testing.T) {
 		{"too many nodes", Options{Sim: "fattree:levels=2,radix=8", MaxNodes: 10}, "", netfile.ErrTooManyNodes, "load"},
 		{"bad generator", Options{Sim: "fattree:levels=9"}, "", netfile.ErrSpec, "load"},
 		{"no such host", Options{Sim: "testdata/loop.net", Host: "nosuch"}, "", sim.ErrNoNode, "attach"},
-		{"no such SM host", Options{Sim: "testdata/loop.net", Host: "nosuch", SimSM: true}, "", sim.ErrNoNode, "sm"},
+		{"no such SM host", Options{Sim: "testdata/loop.net", Host: "nosuch", SimSM: true}, "", sim.ErrNoNode, "attach"}, // Host is looked up before the SM runs
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.goos != "" {

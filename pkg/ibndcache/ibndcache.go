@@ -80,7 +80,10 @@ func (e *FormatError) Error() string {
 	if e.File != "" {
 		s = e.File + ": "
 	}
-	s += "ibnetdiscover cache: " + e.Err.Error()
+	if e.Err != ErrMagic { // which says it is not an ibnetdiscover cache
+		s += "ibnetdiscover cache: "
+	}
+	s += e.Err.Error()
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}

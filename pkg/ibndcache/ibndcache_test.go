@@ -148,7 +148,7 @@ func TestLoadNamesFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.cache")
 	os.WriteFile(p, []byte("garbage!"), 0o644)
 	_, err := Load(p)
-	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(p+": ibnetdiscover cache: not an ibnetdiscover cache")) {
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte(p+": not an ibnetdiscover cache")) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {

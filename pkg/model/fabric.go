@@ -33,7 +33,9 @@ type Node struct {
 	// port that was never read or reached (CAs have no port 0).
 	Ports []*PhysPort
 
-	// Path is the directed route by which the node was first reached.
+	// Path is the directed route by which the node was first reached
+	// (after a discovery from another node than the local one, the
+	// shortest route from the local port over the links found).
 	Path smp.DRPath
 	// Index is the node's position in discovery order (0 = first).
 	Index int

@@ -155,7 +155,7 @@ func TestGetTableRMPP(t *testing.T) {
 		}
 		acks = append(acks, fmt.Sprintf("%d/%d", h.RMPP.Data1, h.RMPP.Data2))
 	}
-	if got, want := fmt.Sprint(acks), "[1/17 13/13]"; got != want {
+	if got, want := fmt.Sprint(acks), "[1/17 13/17]"; got != want {
 		t.Errorf("ACKs (segment/new window last) %s, want %s", got, want)
 	}
 }

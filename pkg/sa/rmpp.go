@@ -54,8 +54,13 @@ func newReassembly(attr uint16) *reassembly {
 }
 
 // add takes one answer MAD (already checked to be a GetTable response
-// with no error status). It returns whether to ACK, the segment and
-// window the ACK carries, and whether the transfer is complete.
+// with no error status). It returns whether to ACK and the segment and
+// window the ACK carries; r.done says when the transfer is complete. As
+// the kernel's receiver (mad_rmpp.c), it ACKs segment 1 opening a window
+// of Window segments, the last segment of each window opening the next,
+// the last segment, and a resent segment it already holds; unlike the
+// kernel, which holds segments that come early within the window, it
+// takes a segment past the next one expected for a broken transfer.
 func (r *reassembly) add(h *Header, b []byte) (ack bool, seg, newWin uint32, err error) {
 	rh := &h.RMPP
 	if !rh.Active() {
@@ -102,7 +107,7 @@ func (r *reassembly) add(h *Header, b []byte) (ack bool, seg, newWin uint32, err
 			return false, 0, 0, fmt.Errorf("%w: %d segments of PayloadLength %d (last %d) where the first announced %d", ErrTruncated, s, RMPPSegmentSize, rh.Data2, r.total)
 		}
 		r.done = true
-		return true, s, s, nil
+		return true, s, max(r.winLast, s), nil
 	}
 	if s == r.winLast {
 		r.winLast = s + Window

@@ -303,9 +303,10 @@ func MarshalRequest(b []byte, method uint8, attr uint16, mask uint64, rec []byte
 var ErrRequest = errors.New("sa: request refused")
 
 // MarshalAck writes into b (at least 256 bytes) the RMPP ACK of segment
-// seg of the DATA segment data (its headers are copied, the R bit
-// cleared, as the kernel's RMPP receiver does), opening the window up to
-// segment newWindowLast.
+// seg of the DATA segment data, opening the window up to segment
+// newWindowLast: data's 56 header bytes with the R bit cleared (the
+// GetTable method, not a Set), RMPP type ACK and flags Active only, as
+// the Linux kernel's RMPP receiver (mad_rmpp.c format_ack) sends it.
 func MarshalAck(b, data []byte, seg, newWindowLast uint32) error {
 	if len(b) < MADSize || len(data) < HeaderSize {
 		return ErrShort
@@ -317,7 +318,7 @@ func MarshalAck(b, data []byte, seg, newWindowLast uint32) error {
 	b[4], b[5] = 0, 0
 	b[24] = RMPPVersion
 	b[25] = RMPPTypeAck
-	b[26] = RMPPNoRespTime<<3 | RMPPFlagActive
+	b[26] = b[26]&^7 | RMPPFlagActive // RRespTimeValue kept, as the kernel keeps it
 	b[27] = 0
 	binary.BigEndian.PutUint32(b[28:], seg)
 	binary.BigEndian.PutUint32(b[32:], newWindowLast)

@@ -36,7 +36,7 @@ _ibavtrack() {
 		;;
 	path)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --check --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	watch)

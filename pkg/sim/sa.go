@@ -23,9 +23,14 @@ import (
 //     switch end counts with its port 0, as OpenSM counts it), each
 //     with selector "exactly", PacketLifeTime 0x12 as OpenSM's default
 //     subnet_timeout, hop limit 0, GIDs fe80::port GUID).
+//   - MCMemberRecord: the one group OpenSM creates for its default
+//     partition, the IPoIB broadcast group ff12:401b:ffff::ffff:ffff at
+//     MLID 0xC000 (MTU 2048, 10 Gb/s, P_Key 0xFFFF, Q_Key 0x0B1B, as
+//     OpenSM 3.3.23 answers on ibsim before anyone joins), with no member.
 //   - Components matched: NodeRecord LID, NodeGUID and PortGUID;
 //     PortInfoRecord EndportLID and PortNum; PathRecord SLID, DLID, SGID
-//     and DGID. Other component bits are ignored.
+//     and DGID; MCMemberRecord MGID and MLID. Other component bits are
+//     ignored.
 //   - A Get matching no record is ERR_NO_RECORDS, more than one
 //     ERR_TOO_MANY_RECORDS; any other attribute or method is
 //     ERR_REQ_INVALID.
@@ -34,8 +39,8 @@ import (
 //     the kernel's sender starts), waiting for the client's ACKs; through
 //     Exchange only its first segment comes back.
 //
-// Left out: multicast (no MCMemberRecords, no groups, no MFTs: the
-// minimal SM creates none), LMC above 0, QoS and SL assignment (every SL
+// Left out: multicast beyond the broadcast group's record (no joins, no
+// members, no MFTs: the minimal SM programs none), LMC above 0, QoS and SL assignment (every SL
 // is 0), ServiceRecords, InformInfo, GUIDInfo and the other attributes,
 // SM_Key checks, Set and Delete (joins and leaves: ERR_REQ_INVALID).
 
@@ -66,6 +71,9 @@ func (f *Fabric) saAnswer(req []byte) (attr uint16, stride int, recs []byte, sta
 	case sa.AttrPathRecord:
 		stride = sa.PathRecordSize
 		recs = f.saPathRecords(tmpl, mask)
+	case sa.AttrMCMemberRecord:
+		stride = 56
+		recs = saGroups(tmpl, mask)
 	default:
 		return h.AttrID, 0, nil, sa.StatusReqInvalid
 	}
@@ -357,4 +365,30 @@ func (e *Endpoint) Stream(ctx context.Context, dlid uint16, req []byte, idle tim
 	// Every segment sent and no ACK of the last: the transfer is over
 	// for the client that stopped asking.
 	return nil
+}
+
+// broadcastGroup is the MCMemberRecord of OpenSM's IPoIB broadcast group
+// of the default partition, as OpenSM 3.3.23 answers it on ibsim.
+var broadcastGroup = sa.MCMemberRecord{
+	MGID:        sa.GID{0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff},
+	QKey:        0x0b1b,
+	MLID:        0xc000,
+	MTUSelector: sa.SelectorExactly, MTU: smp.MTU2048,
+	PKey:         0xffff,
+	RateSelector: sa.SelectorExactly, Rate: smp.Rate10,
+	PacketLifeSelector: sa.SelectorExactly, PacketLife: saPLT,
+	Scope: 2,
+}
+
+// saGroups answers an MCMemberRecord query.
+func saGroups(tmpl []byte, mask uint64) []byte {
+	var want sa.MCMemberRecord
+	want.UnmarshalBinary(tmpl)
+	g := broadcastGroup
+	if mask&sa.MCRMGID != 0 && want.MGID != g.MGID || mask&sa.MCRMLID != 0 && want.MLID != g.MLID {
+		return nil
+	}
+	b := make([]byte, 56)
+	g.MarshalTo(b)
+	return b
 }

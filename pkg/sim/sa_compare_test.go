@@ -41,7 +41,8 @@ func byLID(t *testing.T, c *sa.Client) map[uint64]uint16 {
 // TestSAPathRecordsMatchOpenSM: on a fabric of mixed link widths, speeds
 // and MTUs, the embedded SA's PathRecord for every ordered pair of ports
 // with a LID equals OpenSM's (3.3.23 on ibsim) in every field but the
-// LIDs, which are the LIDs each SM gave the same ports.
+// LIDs, which are the LIDs each SM gave the same ports; so does the IPoIB
+// broadcast group's MCMemberRecord.
 func TestSAPathRecordsMatchOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
 	const smHost, host = "H-0c42a10300000a00", "H-0002c90300000d00"
@@ -116,4 +117,20 @@ func TestSAPathRecordsMatchOpenSM(t *testing.T) {
 		t.Fatalf("%d PathRecords for %d LIDs", n, len(ourLIDs))
 	}
 	t.Logf("%d PathRecords equal OpenSM's", n)
+	// The broadcast group: OpenSM's record (one MAD, no member yet)
+	// equals ours.
+	og, err := osm.GetTable(ctx, sa.AttrMCMemberRecord, 0, nil)
+	if err != nil || og.Len() != 1 {
+		t.Fatalf("OpenSM groups: %d, %v", og.Len(), err)
+	}
+	mg, err := ours.GetTable(ctx, sa.AttrMCMemberRecord, 0, nil)
+	if err != nil || mg.Len() != 1 {
+		t.Fatalf("our groups: %d, %v", mg.Len(), err)
+	}
+	var a, b sa.MCMemberRecord
+	a.UnmarshalBinary(og.Record(0))
+	b.UnmarshalBinary(mg.Record(0))
+	if a != b {
+		t.Errorf("broadcast group:\n ours   %+v\n OpenSM %+v", b, a)
+	}
 }

@@ -27,7 +27,10 @@
 // the expected one is ErrOutOfOrder; a transfer that stops is
 // ErrTruncated; STOP or ABORT from the SA is ErrRMPP. Through a
 // transport without Stream, an answer of more than one segment is
-// ErrMultiSegment.
+// ErrMultiSegment: the kernel umad device (pkg/umad) is one today (its SA
+// agent asks for no kernel RMPP, so the queries of one record the tools
+// send work there, a table longer than 200 bytes does not); the embedded
+// simulator (pkg/sim) implements Stream.
 //
 // # Through ibsim
 //

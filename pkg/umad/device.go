@@ -36,7 +36,8 @@ type ioctlFunc func(req uint, arg []byte) error
 
 // Device is an open umad device with agents registered for the
 // directed-route (0x81) and LID-routed (0x01) SMP classes on QP0 and for
-// PerfMgt (0x04) on QP1. It implements
+// PerfMgt (0x04) and SubnAdm (0x03, one answer MAD per request) on QP1.
+// It implements
 // transport.Transport and is safe for concurrent use.
 type Device struct {
 	f      io.ReadWriteCloser
@@ -84,21 +85,29 @@ func newDevice(f io.ReadWriteCloser, ioctl ioctlFunc, name string) (*Device, err
 	return d, nil
 }
 
-// agentSpec is one agent the device registers: a management class on a QP.
+// agentSpec is one agent the device registers: a management class and
+// its version on a QP.
 type agentSpec struct {
-	class uint8
-	qpn   uint8
+	class   uint8
+	qpn     uint8
+	version uint8
 }
 
 // agentSpecs are the agents every Device registers, in this order: the two
-// SMP classes on QP0 and PerfMgt (class 0x04, version 1) on QP1.
+// SMP classes on QP0, PerfMgt (class 0x04, version 1) and SubnAdm (class
+// 0x03, version 2) on QP1. The SA agent asks for no kernel RMPP
+// (rmpp_version 0): an answer of one MAD comes back as any other; the
+// later segments of a longer one reach no waiter and are dropped, so the
+// SA client reports it as sa.ErrMultiSegment (the device carries one
+// answer MAD per request).
 var agentSpecs = [numAgents]agentSpec{
-	{smp.ClassDirectRoute, 0}, {smp.ClassLIDRouted, 0}, {classPerfMgt, 1},
+	{smp.ClassDirectRoute, 0, 1}, {smp.ClassLIDRouted, 0, 1}, {classPerfMgt, 1, 1}, {classSA, 1, 2},
 }
 
 const (
-	numAgents    = 3
+	numAgents    = 4
 	classPerfMgt = 0x04
+	classSA      = 0x03
 )
 
 // register registers the agents with REGISTER_AGENT2, falling back to
@@ -107,7 +116,7 @@ const (
 func (d *Device) register() error {
 	var buf [RegReq2Size]byte
 	for i, a := range agentSpecs {
-		req2 := RegReq2{QPN: uint32(a.qpn), Class: a.class, ClassVersion: 1}
+		req2 := RegReq2{QPN: uint32(a.qpn), Class: a.class, ClassVersion: a.version}
 		req2.MarshalTo(buf[:])
 		err := d.ioctl(IoctlRegisterAgent2, buf[:RegReq2Size])
 		if err == nil {
@@ -132,7 +141,7 @@ func (d *Device) registerOld() error {
 		d.hdrLen = OldHeaderSize // libibumad: old header unless this succeeds
 	}
 	for i, a := range agentSpecs {
-		req := RegReq{QPN: a.qpn, Class: a.class, ClassVersion: 1}
+		req := RegReq{QPN: a.qpn, Class: a.class, ClassVersion: a.version}
 		req.MarshalTo(buf[:])
 		if err := d.ioctl(IoctlRegisterAgent, buf[:RegReqSize]); err != nil {
 			d.unregisterFirst(i)
@@ -184,6 +193,8 @@ func (d *Device) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		agent = d.agents[1]
 	case classPerfMgt:
 		agent, qpn, qkey = d.agents[2], 1, QP1QKey
+	case classSA:
+		agent, qpn, qkey = d.agents[3], 1, QP1QKey
 	default:
 		return d.opErr("send", ErrClass)
 	}

@@ -27,10 +27,10 @@
 // the expected one is ErrOutOfOrder; a transfer that stops is
 // ErrTruncated; STOP or ABORT from the SA is ErrRMPP. Through a
 // transport without Stream, an answer of more than one segment is
-// ErrMultiSegment: the kernel umad device (pkg/umad) is one today (its SA
-// agent asks for no kernel RMPP, so the queries of one record the tools
-// send work there, a table longer than 200 bytes does not); the embedded
-// simulator (pkg/sim) implements Stream.
+// ErrMultiSegment. The kernel umad device (pkg/umad, whose SA agent asks
+// for no kernel RMPP so that the segments reach us) and the embedded
+// simulator (pkg/sim) implement Stream; ibsim's client does not (see
+// below).
 //
 // # Through ibsim
 //

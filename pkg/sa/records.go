@@ -41,6 +41,7 @@ const (
 	PRPreference    uint64 = 1 << 22
 	NRLID           uint64 = 1 << 0 // NodeRecord: LID
 	NRNodeGUID      uint64 = 1 << 7 // NodeRecord: NodeInfo.NodeGUID
+	NRPortGUID      uint64 = 1 << 8 // NodeRecord: NodeInfo.PortGUID
 	PIRLID          uint64 = 1 << 0 // PortInfoRecord: EndportLID
 	PIRPortNum      uint64 = 1 << 1 // PortInfoRecord: PortNum
 	MCRMGID         uint64 = 1 << 0 // MCMemberRecord: MGID

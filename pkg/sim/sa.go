@@ -118,7 +118,7 @@ func (f *Fabric) saNodeRecords(tmpl []byte, mask uint64) []byte {
 		r.UnmarshalBinary(b[:])
 		if mask&sa.NRLID != 0 && r.LID != want.LID ||
 			mask&sa.NRNodeGUID != 0 && r.NodeInfo.NodeGUID != want.NodeInfo.NodeGUID ||
-			mask&(1<<8) != 0 && r.NodeInfo.PortGUID != want.NodeInfo.PortGUID {
+			mask&sa.NRPortGUID != 0 && r.NodeInfo.PortGUID != want.NodeInfo.PortGUID {
 			return
 		}
 		out = append(out, b[:]...)

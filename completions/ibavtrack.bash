@@ -40,7 +40,7 @@ _ibavtrack() {
 		;;
 	path)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --output --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --check --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --output --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	watch)

@@ -3,7 +3,7 @@
 
 complete -c ibavtrack -f
 complete -c ibavtrack -n 'not __fish_seen_subcommand_from links path watch errors' -a links -d 'one row per link: MTU and VL capabilities, OpenSM\'s computed values, what runs now, width and speed'
-complete -c ibavtrack -n 'not __fish_seen_subcommand_from links path watch errors' -a path -d 'follow the forwarding tables from SRC to DST and print the address vector (path MTU, static rate, hops)'
+complete -c ibavtrack -n 'not __fish_seen_subcommand_from links path watch errors' -a path -d 'follow the forwarding tables from SRC to DST and print the address vector (from the SA when one answers, else computed: path MTU, static rate, hops)'
 complete -c ibavtrack -n 'not __fish_seen_subcommand_from links path watch errors' -a watch -d 're-resolve the AV to each DST every interval and print one line per change'
 complete -c ibavtrack -n 'not __fish_seen_subcommand_from links path watch errors' -a errors -d 'read every port\'s PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors'
 complete -c ibavtrack -n 'not __fish_seen_subcommand_from links path watch errors' -l Ca -s C -x -a '(ls /sys/class/infiniband 2>/dev/null)' -d 'use the InfiniBand device NAME (kernel umad)'
@@ -59,6 +59,7 @@ complete -c ibavtrack -n '__fish_seen_subcommand_from links' -l color -x -a 'aut
 complete -c ibavtrack -n '__fish_seen_subcommand_from links' -l help -s h -d 'show help'
 
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l json -d 'print JSON'
+complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l check -d 'exit 4 when the PathRecord of the SA disagrees with the route (MTU or rate above what it carries, an SL a hop drops)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l output -r -F -d 'write the output to FILE (atomically) instead of stdout'
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l Ca -s C -x -a '(ls /sys/class/infiniband 2>/dev/null)' -d 'use the InfiniBand device NAME (kernel umad)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l Port -s P -x -d 'use port N of the device (kernel umad)'

@@ -23,7 +23,8 @@ import (
 const examples = `EXAMPLES:
    ibavtrack links --sim testdata/fabrics/mixed.net          link MTU / VL / width / speed table
    ibavtrack links --check                                   exit 4 when a link runs below what it could
-   ibavtrack path 3 7                                        the AV from LID 3 to LID 7 (path MTU, static rate)
+   ibavtrack path 3 7                                        the AV from LID 3 to LID 7 (the SA's PathRecord, else computed)
+   ibavtrack path 3 7 --check                                exit 4 when the SA's PathRecord disagrees with the route
    ibavtrack path "hostA mlx5_0" 0x0011750000000e01 --json   by node name and port GUID, as JSON
    ibavtrack watch 7 12 --interval 5s                        report every AV change toward LIDs 7 and 12
    ibavtrack errors --threshold-file thresholds --check      ports whose error counters exceed thresholds (as ibqueryerrors)
@@ -31,8 +32,9 @@ const examples = `EXAMPLES:
 EXIT STATUS:
    0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part
    of the fabric did not answer, a PMA query failed); 4 links --check found
-   a mismatch, errors --check found a port beyond a threshold, or path
-   found no route; 5 nothing to check (no LIDs or forwarding tables: no SM
+   a mismatch, errors --check found a port beyond a threshold, path
+   found no route, or path --check found the SA's PathRecord disagreeing
+   with the route; 5 nothing to check (no LIDs or forwarding tables: no SM
    has run); 6 with --strict, the fabric answered inconsistently; 130
    interrupted; 141 stdout closed by its reader.`
 

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -16,16 +18,18 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 func pathCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "path",
-		Usage:     "follow the forwarding tables from SRC to DST and print the address vector (path MTU, static rate, hops)",
-		UsageText: "ibavtrack path [--json] [--output FILE] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
+		Usage:     "follow the forwarding tables from SRC to DST and print the address vector (from the SA when one answers, else computed: path MTU, static rate, hops)",
+		UsageText: "ibavtrack path [--json] [--check] [--output FILE] [fabric options] SRC DST   (LID, port or node GUID, or node name)",
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "check", Usage: "exit 4 when the PathRecord of the SA disagrees with the route (MTU or rate above what it carries, an SL a hop drops)"},
 			outputFlag(),
 		}, commonFlags()...),
 		Action: withOutput(stdout, stderr, pathCmd),
@@ -67,13 +71,24 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))
 	}
+	av, err := s.avFromSA(c.Context, p)
+	if err != nil {
+		return err
+	}
+	if av.incomplete != nil {
+		fmt.Fprintf(stderr, "ibavtrack: checking the SA's PathRecord: %v\n", av.incomplete)
+		partial = true
+	}
 	if c.Bool("json") {
-		err = writeJSON(stdout, pathJSONOf(p))
+		err = writeJSON(stdout, pathJSONOf(p, av))
 	} else {
-		err = writePath(stdout, cliapp.Painter(c, stdout), p)
+		err = writePath(stdout, cliapp.Painter(c, stdout), p, av)
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
+	}
+	if c.Bool("check") && len(av.problems) > 0 {
+		return cliapp.Exit(exitcode.Problem, fmt.Errorf("the SA's PathRecord disagrees with the route: %d problems", len(av.problems)))
 	}
 	switch s.outcome(partial).Status() {
 	case exitcode.Partial:
@@ -82,6 +97,63 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return errStrict
 	}
 	return nil
+}
+
+// avSource is where the printed AV came from and what comparing the
+// SA's PathRecord with the route found.
+type avSource struct {
+	source string // pathav.SourceSA or SourceComputed
+	note   string // why computed, or the SM's LID
+	pr     *sa.PathRecord
+	// computed is the AV the route gives (before the SA's replaced it).
+	computed   model.AV
+	problems   []pathav.Finding
+	incomplete error // some SLtoVL tables could not be read
+}
+
+// avFromSA asks the SA (at the local port's MasterSMLID) for p's
+// PathRecord; when one answers, p's AV becomes the SA's and the two are
+// compared. Without an SA the AV stays computed and the note says why.
+func (s *session) avFromSA(ctx context.Context, p *pathav.Path) (avSource, error) {
+	out := avSource{source: pathav.SourceComputed, computed: p.AV}
+	timeout := s.settings.Timeout
+	smLID, err := sa.MasterSMLID(ctx, s.fab, timeout)
+	var c *sa.Client
+	if err == nil {
+		c, err = sa.NewClient(s.fab, smLID)
+	}
+	var pr sa.PathRecord
+	if err == nil {
+		if timeout > 0 {
+			c.Timeout = timeout
+		}
+		c.Retries = s.settings.Retries
+		pr, err = pathav.QueryPathRecord(ctx, c, p.AV.SLID, p.AV.DLID)
+	}
+	if ctx.Err() != nil {
+		return out, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while asking the SA"))
+	}
+	if err != nil {
+		out.note = "no PathRecord from the SA: " + err.Error()
+		return out, nil
+	}
+	out.source, out.pr = pathav.SourceSA, &pr
+	out.note = fmt.Sprintf("the SM at LID %d", smLID)
+	pathav.ApplyPathRecord(p, &pr)
+	q := s.settings.Querier(s.fab)
+	read := func(ctx context.Context, n *model.Node, in, port uint8) (smp.SLtoVLMappingTable, error) {
+		var t smp.SLtoVLMappingTable
+		var buf [smp.DataSize]byte
+		if err := q.Get(ctx, n.Path, smp.AttrSLtoVLMappingTable, smp.SL2VLModifier(in, port), buf[:]); err != nil {
+			return t, err
+		}
+		return t, t.UnmarshalBinary(buf[:])
+	}
+	out.problems, out.incomplete = pathav.CheckPathRecord(ctx, p, &pr, read)
+	if ctx.Err() != nil {
+		return out, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while reading SLtoVL tables"))
+	}
+	return out, nil
 }
 
 // portLabel names a path's end and the LID the path uses ("LID 5 of
@@ -94,14 +166,27 @@ func portLabel(p *model.Port, lid uint16) string {
 	return fmt.Sprintf("%q[%d] (LID %s, port GUID 0x%016x)", p.Node.Description(), p.Phys.Num, l, p.GUID)
 }
 
-// writePath prints the AV and the per-port table.
-func writePath(w io.Writer, paint termout.Painter, p *pathav.Path) error {
+// writePath prints the AV, where it came from, what comparing it with
+// the route found and the per-port table.
+func writePath(w io.Writer, paint termout.Painter, p *pathav.Path, src avSource) error {
 	av := &p.AV
 	fmt.Fprintf(w, "From %s\nTo   %s\n", portLabel(p.Src, av.SLID), portLabel(p.Dst, av.DLID))
+	if src.source == pathav.SourceSA {
+		fmt.Fprintf(w, "  AV from the SA's PathRecord (%s)\n", src.note)
+	} else {
+		fmt.Fprintf(w, "  AV computed from the forwarding tables (%s)\n", src.note)
+	}
 	fmt.Fprintf(w, "  DLID %d  SLID %d  SL %d\n", av.DLID, av.SLID, av.SL)
-	fmt.Fprintf(w, "  MTU  %s (code %d), set by %s\n", smp.MTUText(av.MTU), av.MTU, av.MTULimit)
-	fmt.Fprintf(w, "  Rate %s Gb/s (code %d), set by %s\n", pathav.GbpsText(av.Rate), av.Rate, av.RateLimit)
+	fmt.Fprintf(w, "  MTU  %s (code %d), set by %s%s\n", smp.MTUText(av.MTU), av.MTU, av.MTULimit, routeDiffers(av.MTU != src.computed.MTU, smp.MTUText(src.computed.MTU)))
+	fmt.Fprintf(w, "  Rate %s Gb/s (code %d), set by %s%s\n", pathav.GbpsText(av.Rate), av.Rate, av.RateLimit, routeDiffers(av.Rate != src.computed.Rate, pathav.GbpsText(src.computed.Rate)+" Gb/s"))
 	fmt.Fprintf(w, "  Hops %d\n", av.HopCount)
+	if pr := src.pr; pr != nil {
+		fmt.Fprintf(w, "  P_Key 0x%04x  PacketLife %d  HopLimit %d  FlowLabel 0x%x  TClass %d  Reversible %v  Preference %d\n",
+			pr.PKey, pr.PacketLife, pr.HopLimit, pr.FlowLabel, pr.TClass, pr.Reversible, pr.Preference)
+	}
+	for _, f := range src.problems {
+		fmt.Fprintf(w, "  %s %s\n", paint.Warn("Problem:"), f.Msg)
+	}
 	header := []string{"Hop", "Node", "Port", "Role", "LID", "MTUCap", "Width", "Speed", "Rate", "Sets"}
 	rows := make([][]string, 0, len(p.Ports))
 	for _, pp := range p.Ports {
@@ -123,6 +208,61 @@ func writePath(w io.Writer, paint termout.Painter, p *pathav.Path) error {
 		rows = append(rows, row)
 	}
 	return termtable.Write(w, header, rows)
+}
+
+// routeDiffers is the note after an SA value the route computes
+// otherwise.
+func routeDiffers(differs bool, computed string) string {
+	if !differs {
+		return ""
+	}
+	return " (the route computes " + computed + ")"
+}
+
+// pathRecordJSON is every field of the SA's PathRecord.
+type pathRecordJSON struct {
+	ServiceID          string `json:"service_id"`
+	DGID               string `json:"dgid"`
+	SGID               string `json:"sgid"`
+	DLID               uint16 `json:"dlid"`
+	SLID               uint16 `json:"slid"`
+	RawTraffic         bool   `json:"raw_traffic"`
+	FlowLabel          uint32 `json:"flow_label"`
+	HopLimit           uint8  `json:"hop_limit"`
+	TClass             uint8  `json:"tclass"`
+	Reversible         bool   `json:"reversible"`
+	NumbPath           uint8  `json:"numb_path"`
+	PKey               string `json:"pkey"`
+	QoSClass           uint16 `json:"qos_class"`
+	SL                 uint8  `json:"sl"`
+	MTUSelector        uint8  `json:"mtu_selector"`
+	MTU                uint8  `json:"mtu"`
+	RateSelector       uint8  `json:"rate_selector"`
+	Rate               uint8  `json:"rate"`
+	PacketLifeSelector uint8  `json:"packet_life_selector"`
+	PacketLife         uint8  `json:"packet_life"`
+	Preference         uint8  `json:"preference"`
+}
+
+func pathRecordJSONOf(p *sa.PathRecord) *pathRecordJSON {
+	if p == nil {
+		return nil
+	}
+	return &pathRecordJSON{
+		ServiceID: fmt.Sprintf("0x%016x", p.ServiceID), DGID: netip.AddrFrom16(p.DGID).String(), SGID: netip.AddrFrom16(p.SGID).String(),
+		DLID: p.DLID, SLID: p.SLID, RawTraffic: p.RawTraffic, FlowLabel: p.FlowLabel, HopLimit: p.HopLimit, TClass: p.TClass,
+		Reversible: p.Reversible, NumbPath: p.NumbPath, PKey: fmt.Sprintf("0x%04x", p.PKey), QoSClass: p.QoSClass, SL: p.SL,
+		MTUSelector: p.MTUSelector, MTU: p.MTU, RateSelector: p.RateSelector, Rate: p.Rate,
+		PacketLifeSelector: p.PacketLifeSelector, PacketLife: p.PacketLife, Preference: p.Preference,
+	}
+}
+
+// avProblemJSON is one disagreement between the SA and the route.
+type avProblemJSON struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Hop     int    `json:"hop"`
+	At      string `json:"at"`
 }
 
 type pathPortJSON struct {
@@ -185,14 +325,24 @@ func portRefOf(p *model.Port) portRefJSON {
 // form of the document that says why no path could be followed.
 const pathSchema = "ibdiag.path/v1"
 
-func pathJSONOf(p *pathav.Path) any {
+func pathJSONOf(p *pathav.Path, src avSource) any {
 	out := struct {
-		Schema string         `json:"schema"`
-		Src    portRefJSON    `json:"src"`
-		Dst    portRefJSON    `json:"dst"`
-		AV     avJSON         `json:"av"`
-		Ports  []pathPortJSON `json:"ports"`
-	}{Schema: pathSchema, Src: portRefOf(p.Src), Dst: portRefOf(p.Dst), AV: avJSONOf(&p.AV)}
+		Schema       string          `json:"schema"`
+		Src          portRefJSON     `json:"src"`
+		Dst          portRefJSON     `json:"dst"`
+		AV           avJSON          `json:"av"`
+		AVSource     string          `json:"av_source"`
+		AVSourceNote string          `json:"av_source_note"`
+		PathRecord   *pathRecordJSON `json:"path_record"`
+		ComputedAV   avJSON          `json:"computed_av"`
+		Problems     []avProblemJSON `json:"problems"`
+		Ports        []pathPortJSON  `json:"ports"`
+	}{Schema: pathSchema, Src: portRefOf(p.Src), Dst: portRefOf(p.Dst), AV: avJSONOf(&p.AV),
+		AVSource: src.source, AVSourceNote: src.note, PathRecord: pathRecordJSONOf(src.pr), ComputedAV: avJSONOf(&src.computed),
+		Problems: []avProblemJSON{}}
+	for _, f := range src.problems {
+		out.Problems = append(out.Problems, avProblemJSON{Kind: f.Kind, Message: f.Msg, Hop: f.Hop, At: pathav.PortName(f.Port)})
+	}
 	for _, pp := range p.Ports {
 		out.Ports = append(out.Ports, pathPortJSON{
 			Hop: pp.Hop + 1, Node: pp.Port.Node.Description(), NodeGUID: fmt.Sprintf("0x%016x", pp.Port.Node.GUID()),

@@ -1262,6 +1262,11 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	}
 	status := be.Uint32(cl.buf[16:])
 	copy(resp[:MADSize], cl.buf[32:])
+	if n := be.Uint64(cl.buf[24:]); n >= 24 && n < MADSize {
+		// A MAD shorter than 256 bytes (an SA answer OpenSM wrote under
+		// libumad2sim): the bytes past its length are not the sender's.
+		clear(resp[n:MADSize])
+	}
 	callPool.Put(cl)
 	switch status {
 	case 0:

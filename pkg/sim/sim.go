@@ -67,6 +67,12 @@
 // move with every MAD crossing a link, with losses on the way and with
 // PerformanceSet; a PortCounters Set resets the selected counters.
 //
+// After RunSM, an SA (class 0x03, sa.go) at the SM port's LID answers Get
+// and GetTable of NodeRecord, PortInfoRecord and PathRecord from the
+// minimal SM's state, multi-MAD answers as RMPP transfers through
+// Endpoint.Stream; sa.go says what it leaves out (multicast among it).
+// ibsim forwards SA requests to an SM client instead.
+//
 // Differences from ibsim, all deliberate: of PerfMgt only those three
 // attributes are simulated (the detail and per-VL counters get no answer);
 // requests that no handler takes are not forwarded

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
@@ -118,6 +119,9 @@ func (f *Fabric) process(src int32, slot uint16, dlid uint16, m []byte, lt *latT
 	}
 	if dst < 0 {
 		return false
+	}
+	if class == sa.Class {
+		return f.processSA(src, dlid, m)
 	}
 	var h handler
 	switch class & 0x0f {

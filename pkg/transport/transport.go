@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors shared by all transports.
@@ -32,8 +33,22 @@ var (
 // MAD, without the R bit).
 const MethodSet = 0x02
 
-// IsSet reports whether the MAD req carries a Set method.
-func IsSet(req []byte) bool { return len(req) > 3 && req[3]&0x7f == MethodSet }
+// SA (class 0x03) SubnAdmDelete: a multicast leave, which changes the
+// subnet as much as a Set does.
+const (
+	classSA        = 0x03
+	methodSADelete = 0x15
+)
+
+// IsSet reports whether the MAD req carries a Set method (or an SA
+// Delete).
+func IsSet(req []byte) bool {
+	if len(req) <= 3 {
+		return false
+	}
+	m := req[3] & 0x7f
+	return m == MethodSet || (req[1] == classSA && m == methodSADelete)
+}
 
 // SMPClass reports whether class is a subnet management class (QP0).
 func SMPClass(class uint8) bool { return class == 0x01 || class == 0x81 }
@@ -137,3 +152,46 @@ func (e *OpError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *OpError) Unwrap() error { return e.Err }
+
+// Streamer is a Transport that carries a transaction of more than one
+// MAD each way under one transaction ID, as an RMPP transfer (a
+// multi-record SA answer) needs.
+//
+// Stream sends req (256 bytes) to dlid and hands recv, in arrival order,
+// every response MAD of the transaction (the TID the transport gave
+// req). recv returns a MAD to send within the same transaction (nil:
+// none; an RMPP ACK), whether the transaction is over, or an error that
+// ends it; a reply returned with done is sent before Stream returns (the
+// ACK of a transfer's last segment). Stream returns recv's error, ErrTimeout (wrapped) when idle
+// passes with nothing arriving or ctx's deadline comes, or ctx's error.
+// The slices recv is given are valid only during the call.
+type Streamer interface {
+	Stream(ctx context.Context, dlid uint16, req []byte, idle time.Duration, recv func(resp []byte) (reply []byte, done bool, err error)) error
+}
+
+// StreamerOf returns t as a Streamer, looking through the read-only
+// wrapper (whose check it keeps: a Set is refused, in req and in every
+// reply), and false when t carries one answer MAD per request only.
+func StreamerOf(t Transport) (Streamer, bool) {
+	_, ro := t.(*readOnly)
+	s, ok := Unwrap(t).(Streamer)
+	if !ok || !ro {
+		return s, ok
+	}
+	return roStreamer{s}, true
+}
+
+type roStreamer struct{ s Streamer }
+
+func (r roStreamer) Stream(ctx context.Context, dlid uint16, req []byte, idle time.Duration, recv func([]byte) ([]byte, bool, error)) error {
+	if IsSet(req) {
+		return &OpError{Op: "send", Err: ErrReadOnly}
+	}
+	return r.s.Stream(ctx, dlid, req, idle, func(resp []byte) ([]byte, bool, error) {
+		reply, done, err := recv(resp)
+		if err == nil && reply != nil && IsSet(reply) {
+			return nil, true, &OpError{Op: "send", Err: ErrReadOnly}
+		}
+		return reply, done, err
+	})
+}

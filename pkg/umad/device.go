@@ -36,8 +36,9 @@ type ioctlFunc func(req uint, arg []byte) error
 
 // Device is an open umad device with agents registered for the
 // directed-route (0x81) and LID-routed (0x01) SMP classes on QP0 and for
-// PerfMgt (0x04) on QP1. It implements
-// transport.Transport and is safe for concurrent use.
+// PerfMgt (0x04) and SubnAdm (0x03) on QP1. It implements
+// transport.Transport and transport.Streamer and is safe for concurrent
+// use.
 type Device struct {
 	f      io.ReadWriteCloser
 	ioctl  ioctlFunc
@@ -62,6 +63,9 @@ type waiter struct {
 	class uint8
 	resp  []byte
 	ch    chan error // buffered 1
+	// stream, for a Stream transaction, takes every answer MAD of the
+	// TID (the waiter stays until Stream ends); nil for an Exchange.
+	stream chan streamItem
 }
 
 var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan error, 1)} }}
@@ -84,21 +88,29 @@ func newDevice(f io.ReadWriteCloser, ioctl ioctlFunc, name string) (*Device, err
 	return d, nil
 }
 
-// agentSpec is one agent the device registers: a management class on a QP.
+// agentSpec is one agent the device registers: a management class and
+// its version on a QP.
 type agentSpec struct {
-	class uint8
-	qpn   uint8
+	class   uint8
+	qpn     uint8
+	version uint8
 }
 
 // agentSpecs are the agents every Device registers, in this order: the two
-// SMP classes on QP0 and PerfMgt (class 0x04, version 1) on QP1.
+// SMP classes on QP0, PerfMgt (class 0x04, version 1) and SubnAdm (class
+// 0x03, version 2) on QP1. The SA agent asks for no kernel RMPP
+// (rmpp_version 0): the kernel hands each segment of an RMPP answer to
+// us as it comes, and Stream carries them and the ACKs (userspace RMPP,
+// as pkg/sa does it); through Exchange the later segments reach no
+// waiter and are dropped.
 var agentSpecs = [numAgents]agentSpec{
-	{smp.ClassDirectRoute, 0}, {smp.ClassLIDRouted, 0}, {classPerfMgt, 1},
+	{smp.ClassDirectRoute, 0, 1}, {smp.ClassLIDRouted, 0, 1}, {classPerfMgt, 1, 1}, {classSA, 1, 2},
 }
 
 const (
-	numAgents    = 3
+	numAgents    = 4
 	classPerfMgt = 0x04
+	classSA      = 0x03
 )
 
 // register registers the agents with REGISTER_AGENT2, falling back to
@@ -107,7 +119,7 @@ const (
 func (d *Device) register() error {
 	var buf [RegReq2Size]byte
 	for i, a := range agentSpecs {
-		req2 := RegReq2{QPN: uint32(a.qpn), Class: a.class, ClassVersion: 1}
+		req2 := RegReq2{QPN: uint32(a.qpn), Class: a.class, ClassVersion: a.version}
 		req2.MarshalTo(buf[:])
 		err := d.ioctl(IoctlRegisterAgent2, buf[:RegReq2Size])
 		if err == nil {
@@ -132,7 +144,7 @@ func (d *Device) registerOld() error {
 		d.hdrLen = OldHeaderSize // libibumad: old header unless this succeeds
 	}
 	for i, a := range agentSpecs {
-		req := RegReq{QPN: a.qpn, Class: a.class, ClassVersion: 1}
+		req := RegReq{QPN: a.qpn, Class: a.class, ClassVersion: a.version}
 		req.MarshalTo(buf[:])
 		if err := d.ioctl(IoctlRegisterAgent, buf[:RegReqSize]); err != nil {
 			d.unregisterFirst(i)
@@ -174,17 +186,9 @@ func (d *Device) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	if len(req) < smp.MADSize || len(resp) < smp.MADSize {
 		return d.opErr("send", smp.ErrShort)
 	}
-	var agent uint32
 	class := req[1]
-	qpn, qkey := uint32(0), uint32(0)
-	switch class {
-	case smp.ClassDirectRoute:
-		agent = d.agents[0]
-	case smp.ClassLIDRouted:
-		agent = d.agents[1]
-	case classPerfMgt:
-		agent, qpn, qkey = d.agents[2], 1, QP1QKey
-	default:
+	agent, qpn, qkey, ok := d.route(class)
+	if !ok {
 		return d.opErr("send", ErrClass)
 	}
 	deadline, ok := ctx.Deadline()
@@ -264,6 +268,21 @@ func (d *Device) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 	}
 }
 
+// route gives the agent, QP and Q_Key a MAD of class goes out with.
+func (d *Device) route(class uint8) (agent, qpn, qkey uint32, ok bool) {
+	switch class {
+	case smp.ClassDirectRoute:
+		return d.agents[0], 0, 0, true
+	case smp.ClassLIDRouted:
+		return d.agents[1], 0, 0, true
+	case classPerfMgt:
+		return d.agents[2], 1, QP1QKey, true
+	case classSA:
+		return d.agents[3], 1, QP1QKey, true
+	}
+	return 0, 0, 0, false
+}
+
 // finish waits for the verdict of a waiter someone else removed.
 func (d *Device) finish(w *waiter) error {
 	err := <-w.ch
@@ -327,6 +346,11 @@ func (d *Device) reader() {
 		if !ok || w.class != mad[1] {
 			d.mu.Unlock()
 			continue // late or stray
+		}
+		if w.stream != nil {
+			d.mu.Unlock()
+			streamDeliver(w, &h, mad)
+			continue
 		}
 		var verdict error
 		switch {

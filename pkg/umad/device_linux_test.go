@@ -82,7 +82,7 @@ func startKernel(t testing.TB, opts kernelOpts, handle func(k *fakeKernel, h Hea
 				}
 				var r RegReq2
 				r.UnmarshalBinary(arg)
-				if r.QPN != wantQPN(r.Class) || r.ClassVersion != 1 || r.MethodMask != (MethodMask{}) || r.Flags != 0 {
+				if r.QPN != wantQPN(r.Class) || r.ClassVersion != wantVersion(r.Class) || r.MethodMask != (MethodMask{}) || r.Flags != 0 || r.RMPPVersion != 0 {
 					t.Errorf("registration %+v", r)
 				}
 				class, r.ID = r.Class, k.nextID
@@ -93,7 +93,7 @@ func startKernel(t testing.TB, opts kernelOpts, handle func(k *fakeKernel, h Hea
 				}
 				var r RegReq
 				r.UnmarshalBinary(arg)
-				if uint32(r.QPN) != wantQPN(r.Class) || r.ClassVersion != 1 || r.MethodMask != (MethodMask{}) {
+				if uint32(r.QPN) != wantQPN(r.Class) || r.ClassVersion != wantVersion(r.Class) || r.MethodMask != (MethodMask{}) || r.RMPPVersion != 0 {
 					t.Errorf("registration %+v", r)
 				}
 				class, r.ID = r.Class, k.nextID
@@ -244,10 +244,10 @@ func TestExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.mu.Lock()
-	if got := k.ioctls; len(got) != 3 || got[0] != IoctlRegisterAgent2 || got[1] != IoctlRegisterAgent2 || got[2] != IoctlRegisterAgent2 {
+	if got := k.ioctls; len(got) != 4 || got[0] != IoctlRegisterAgent2 || got[1] != IoctlRegisterAgent2 || got[2] != IoctlRegisterAgent2 || got[3] != IoctlRegisterAgent2 {
 		t.Errorf("ioctls %#x", got)
 	}
-	if k.agents[d.agents[0]] != smp.ClassDirectRoute || k.agents[d.agents[1]] != smp.ClassLIDRouted || k.agents[d.agents[2]] != classPerfMgt {
+	if k.agents[d.agents[0]] != smp.ClassDirectRoute || k.agents[d.agents[1]] != smp.ClassLIDRouted || k.agents[d.agents[2]] != classPerfMgt || k.agents[d.agents[3]] != classSA {
 		t.Errorf("agents %v registered %v", k.agents, d.agents)
 	}
 	k.mu.Unlock()
@@ -260,6 +260,7 @@ func TestExchange(t *testing.T) {
 		{"directed route", smp.ClassDirectRoute, smp.PermissiveLID},
 		{"LID routed", smp.ClassLIDRouted, 0x1b},
 		{"PerfMgt GMP", classPerfMgt, 0x2c},
+		{"SA GMP", classSA, 0x01},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,6 +283,8 @@ func TestExchange(t *testing.T) {
 				wantAgent = d.agents[1]
 			case classPerfMgt:
 				wantAgent, wantQKey = d.agents[2], QP1QKey
+			case classSA:
+				wantAgent, wantQKey = d.agents[3], QP1QKey
 			}
 			if h.ID != wantAgent || h.LID != tt.dlid || h.QPN != wantQPN(tt.class) || h.QKey != wantQKey || h.Retries != 0 || h.Status != 0 {
 				t.Errorf("header %+v", h)
@@ -312,7 +315,7 @@ func TestExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.mu.Lock()
-	if len(k.unreg) != 3 || len(k.agents) != 0 {
+	if len(k.unreg) != numAgents || len(k.agents) != 0 {
 		t.Errorf("unregistered %v, left %v", k.unreg, k.agents)
 	}
 	k.mu.Unlock()
@@ -333,7 +336,7 @@ func TestRegisterFallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []uint{IoctlRegisterAgent2, IoctlEnablePKey, IoctlRegisterAgent, IoctlRegisterAgent, IoctlRegisterAgent}
+			want := []uint{IoctlRegisterAgent2, IoctlEnablePKey, IoctlRegisterAgent, IoctlRegisterAgent, IoctlRegisterAgent, IoctlRegisterAgent}
 			k.mu.Lock()
 			got := k.ioctls
 			k.mu.Unlock()
@@ -361,6 +364,14 @@ func TestRegisterFallback(t *testing.T) {
 
 // wantQPN is the QP an agent of class must be registered on (and a MAD of
 // class sent to): QP0 for SMPs, QP1 for GMPs.
+// wantVersion is the class version an agent registers: 2 for SubnAdm.
+func wantVersion(class uint8) uint8 {
+	if class == classSA {
+		return 2
+	}
+	return 1
+}
+
 func wantQPN(class uint8) uint32 {
 	if class == smp.ClassDirectRoute || class == smp.ClassLIDRouted {
 		return 0
@@ -390,6 +401,15 @@ func TestRegisterErrors(t *testing.T) {
 	k.mu.Lock()
 	if len(k.agents) != 0 || len(k.unreg) != 2 {
 		t.Errorf("SMP agents not unregistered: %v %v", k.agents, k.unreg)
+	}
+	k.mu.Unlock()
+	_, k, err = startKernel(t, kernelOpts{failNth: 4}, respondAll)
+	if !errors.Is(err, syscall.EBUSY) || !strings.Contains(err.Error(), "class 0x03") {
+		t.Errorf("SA registration: %v", err)
+	}
+	k.mu.Lock()
+	if len(k.agents) != 0 || len(k.unreg) != 3 {
+		t.Errorf("SMP and PerfMgt agents not unregistered: %v %v", k.agents, k.unreg)
 	}
 	k.mu.Unlock()
 }
@@ -620,7 +640,7 @@ func TestCloseWhileWaiting(t *testing.T) {
 		}
 	}
 	k.mu.Lock()
-	if len(k.unreg) != 3 {
+	if len(k.unreg) != numAgents {
 		t.Errorf("unregistered %v", k.unreg)
 	}
 	k.mu.Unlock()
@@ -685,9 +705,9 @@ func TestBadRequests(t *testing.T) {
 	if err := d.Exchange(ctx, 1, newReq(t, smp.ClassDirectRoute, 1), make([]byte, 255)); !errors.Is(err, smp.ErrShort) {
 		t.Errorf("short resp: %v", err)
 	}
-	sa := newReq(t, 0x03, 1) // SA: no agent registered
-	if err := d.Exchange(ctx, 1, sa, make([]byte, 256)); !errors.Is(err, ErrClass) {
-		t.Errorf("SA class: %v", err)
+	cm := newReq(t, 0x07, 1) // Communication Management: no agent registered
+	if err := d.Exchange(ctx, 1, cm, make([]byte, 256)); !errors.Is(err, ErrClass) {
+		t.Errorf("CM class: %v", err)
 	}
 }
 

@@ -1,0 +1,110 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+var saSLRE = regexp.MustCompile(`(?m)^\s*sl\.+(0x[0-9a-fA-F]+)\s*$`)
+
+// TestPathSLMatchesSaquery: on ibsim with OpenSM running lash (which
+// assigns SLs deterministically) on a 4x4 torus, `ibavtrack path` takes
+// its AV from the SA and its SL equals saquery -p's for every ordered pair
+// of CA LIDs, with no problem found (OpenSM programs SLtoVL tables that
+// carry the SLs it hands out). Under dfsssp on a ring the AV comes from
+// the SA without a problem too; its SL is not compared: OpenSM 3.3.23's
+// dfsssp picks among its balanced lanes with rand() on every query
+// (get_dfsssp_sl), so two queries of one pair differ. After `opensm
+// --once` has left, nobody answers SA queries and the AV is computed,
+// saying why.
+func TestPathSLMatchesSaquery(t *testing.T) {
+	ibsimtest.Require(t)
+	type doc struct {
+		AV           avJSON
+		AVSource     string `json:"av_source"`
+		AVSourceNote string `json:"av_source_note"`
+		Problems     []avProblemJSON
+	}
+	path := func(t *testing.T, s *ibsimtest.Sim, host string, a, b uint16) doc {
+		t.Helper()
+		stdout, stderr, code := runTool(t, "path", "--json", "--check", "--ibsim-sockname", s.SockName, "--sim-host", host, strconv.Itoa(int(a)), strconv.Itoa(int(b)))
+		var d doc
+		if err := json.Unmarshal(stdout, &d); err != nil || code != 0 {
+			t.Fatalf("path %d %d: exit %d %v\n%s%s", a, b, code, err, stdout, stderr)
+		}
+		return d
+	}
+	abs := func(name string) string {
+		p, err := filepath.Abs("../../testdata/fabrics/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Run("no SA", func(t *testing.T) {
+		s := ibsimtest.Start(t, abs("loop.net"))
+		s.RunOpenSM(t, "h1", t.TempDir())
+		d := path(t, s, "h2", 1, 2)
+		if d.AVSource != "computed" || !strings.Contains(d.AVSourceNote, "did not answer") {
+			t.Fatalf("%+v", d)
+		}
+	})
+	t.Run("dfsssp", func(t *testing.T) {
+		s := ibsimtest.Start(t, abs("loop.net"))
+		s.StartOpenSM(t, "h1", "-R", "dfsssp")
+		lids, _ := portLIDs(t, []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"})
+		for _, a := range lids {
+			for _, b := range lids {
+				if d := path(t, s, "h2", a, b); d.AVSource != "sa" || len(d.Problems) != 0 {
+					t.Errorf("%d→%d: %+v", a, b, d)
+				}
+			}
+		}
+	})
+	t.Run("lash", func(t *testing.T) {
+		const host = "h01"
+		s := ibsimtest.Start(t, abs("torus.net"))
+		s.StartOpenSM(t, "h00", "-R", "lash")
+		lids, isCA := portLIDs(t, []string{"--ibsim-sockname", s.SockName, "--sim-host", host})
+		var cas []uint16
+		for _, l := range lids {
+			if isCA[l] {
+				cas = append(cas, l)
+			}
+		}
+		if len(cas) < 16 {
+			t.Fatalf("CA LIDs %v", cas)
+		}
+		pairs, nonzero := 0, 0
+		for _, a := range cas {
+			for _, b := range cas {
+				d := path(t, s, host, a, b)
+				out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(a)), "--dlid", strconv.Itoa(int(b)))
+				m := saSLRE.FindSubmatch(out)
+				if code != 0 || m == nil {
+					t.Fatalf("saquery -p %d %d: exit %d\n%s%s", a, b, code, out, errb)
+				}
+				sl, _ := strconv.ParseUint(string(m[1]), 0, 8)
+				if d.AVSource != "sa" || uint64(d.AV.SL) != sl || len(d.Problems) != 0 {
+					t.Errorf("%d→%d: ours %+v, saquery SL %d", a, b, d, sl)
+				}
+				if sl != 0 {
+					nonzero++
+				}
+				pairs++
+			}
+		}
+		t.Logf("lash: %d pairs, %d with an SL above 0, equal to saquery's", pairs, nonzero)
+		if nonzero == 0 {
+			t.Error("lash handed out SL 0 only: the comparison proves little")
+		}
+	})
+}

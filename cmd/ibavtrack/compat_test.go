@@ -40,7 +40,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)...)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ibsimtest.ProcAttr()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

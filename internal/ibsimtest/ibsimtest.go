@@ -4,7 +4,8 @@
 // (infiniband-diags, opensm) against it through libumad2sim.so.
 //
 // Every simulator gets its own IBSIM_SOCKNAME, is started in its own
-// process group and is killed by PID (and group) in t.Cleanup.
+// process group and is killed by PID (and group) in t.Cleanup; should the
+// test process die first (killed), the kernel kills it too (ProcAttr).
 //
 // The OpenSM invocation that works under the shim (found by experiment
 // with opensm 3.3.23 and ibsim 0.10):
@@ -176,7 +177,7 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	cmd.Dir = dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr()
 	if o.console {
 		fifo := filepath.Join(dir, "console")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -394,7 +395,7 @@ func (s *Sim) run(t testing.TB, host string, extraEnv []string, bin string, args
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(s.toolEnv(host), extraEnv...)
 	cmd.Dir = t.TempDir()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

@@ -821,7 +821,7 @@ func TestDialWaitsForSimulator(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	cmd := exec.Command("ibsim", "-s", "-n", exampleNet)
 	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+name)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ibsimtest.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -931,7 +931,7 @@ func TestInetMode(t *testing.T) {
 	ibsimtest.Require(t)
 	port := 20000 + os.Getpid()%20000
 	cmd := exec.Command("ibsim", "-s", "-n", "-r", "-l", strconv.Itoa(port), exampleNet)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ibsimtest.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

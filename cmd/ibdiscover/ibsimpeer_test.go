@@ -140,6 +140,34 @@ func TestSharedIBSim(t *testing.T) {
 		}
 	})
 
+	// SIGABRT (kill -ABRT) mid-run, ibsim stopped: the tool still dies
+	// of it (the runtime's dump, status 2, or the signal itself), but
+	// writes DISCONNECT first, so the slot comes back once ibsim
+	// continues (it used to stay taken).
+	t.Run("SIGABRT", func(t *testing.T) {
+		for attempt := 0; ; attempt++ {
+			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "60000")...)
+			if !waitAttached(t, s, p) {
+				code := p.wait(t)
+				if attempt < 3 {
+					t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
+					continue
+				}
+				t.Fatal("never caught ibdiscover attached")
+			}
+			syscall.Kill(s.PID(), syscall.SIGSTOP)
+			p.cmd.Process.Signal(syscall.SIGABRT)
+			code := p.wait(t)
+			syscall.Kill(s.PID(), syscall.SIGCONT)
+			if code != 2 && code != -int(syscall.SIGABRT) {
+				t.Fatalf("exit %d, want the runtime's SIGABRT exit (2) or death by SIGABRT\n%s", code, strings.Join(p.stderrLines(), "\n"))
+			}
+			waitNoClient(t, s)
+			afterwards(t, "SIGABRT")
+			return
+		}
+	})
+
 	// ibsim stopped before the tool starts: the tool gives up on its
 	// CONNECT at SIGINT (or SIGQUIT, Ctrl-\, which would otherwise kill
 	// a Go program at once); ibsim, continued, must not find the tool's

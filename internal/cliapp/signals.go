@@ -25,6 +25,10 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 //     transport (an ibsim slot is released) and exits 130;
 //   - a second SIGINT, SIGTERM, SIGHUP or SIGQUIT exits at once with 130, after
 //     writing DISCONNECT for any ibsim slot without waiting for ibsim;
+//   - SIGABRT (kill -ABRT, or a debugger's "abort") still aborts the
+//     process with the Go runtime's goroutine dump (and a core file under
+//     GOTRACEBACK=crash), but first writes DISCONNECT for any ibsim slot,
+//     as a second signal does, so that the slot does not stay taken;
 //   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more;
 //     the signal is caught, so the write fails with EPIPE instead of
 //     killing the process before it cleans up) nothing more is written
@@ -73,11 +77,21 @@ var hardExit = func() {
 	os.Exit(exitcode.Interrupted)
 }
 
+// abortExit ends the process on SIGABRT (a variable for tests): the
+// slot and temporary files first, then the runtime's own SIGABRT.
+var abortExit = func() {
+	outfile.AbortAll()
+	attach.Abort()
+	signal.Reset(syscall.SIGABRT)
+	syscall.Kill(os.Getpid(), syscall.SIGABRT)
+	select {} // the signal ends the process
+}
+
 func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &signals{ch: make(chan os.Signal, 4), cancel: cancel, stopped: make(chan struct{})}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGABRT)
 	s.wg.Add(1)
 	go s.loop()
 	out := &pipeWriter{w: stdout, s: s}
@@ -116,6 +130,10 @@ func (s *signals) loop() {
 				s.brokenPipe()
 				cancelled = true
 				continue
+			}
+			if sig == syscall.SIGABRT {
+				abortExit()
+				return
 			}
 			if cancelled {
 				hardExit()

@@ -95,3 +95,20 @@ func TestBrokenPipe(t *testing.T) {
 		t.Errorf("stderr after EPIPE: %q", b)
 	}
 }
+
+// SIGABRT releases the ibsim slot (abortExit) at once, without waiting
+// for the run and without counting as a first signal.
+func TestAbortSignalReleases(t *testing.T) {
+	aborted := make(chan struct{})
+	defer func(f func()) { abortExit = f }(abortExit)
+	abortExit = func() { close(aborted) }
+	runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+		syscall.Kill(os.Getpid(), syscall.SIGABRT)
+		select {
+		case <-aborted:
+		case <-time.After(20 * time.Second):
+			t.Error("SIGABRT did not reach abortExit")
+		}
+		return 0
+	}, io.Discard, io.Discard, []string{"tool"})
+}

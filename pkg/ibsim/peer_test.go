@@ -84,7 +84,16 @@ func TestGiveUpConnectToStoppedSimulator(t *testing.T) {
 				testHookCtlSent = nil
 				cfg.ConnectTimeout = 20 * time.Millisecond
 			}
-			_, err := Dial(ctx, cfg)
+			var err error
+			if how == "limit" {
+				// The CONNECT limit is kept: Dial ends by it, not later.
+				err = endsBy(t, "Dial with a 20ms CONNECT limit", time.Now().Add(cfg.ConnectTimeout), func() error {
+					_, err := Dial(ctx, cfg)
+					return err
+				})
+			} else {
+				_, err = Dial(ctx, cfg)
+			}
 			syscall.Kill(s.PID(), syscall.SIGCONT)
 			switch how {
 			case "cancel":

@@ -29,7 +29,8 @@ func TestBadInput(t *testing.T) {
 		// commands and flags that do not parse
 		{"unknown global flag", []string{"--bogus", "links"}, "bogus", "not defined"},
 		{"max-op-vls syntax", []string{"links", "--sim", mix, "--max-op-vls", "x"}, "max-op-vls", "x"},
-		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "interval", "soon"},
+		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "--interval soon", "not a time: give seconds (10) or a duration"},
+		{"interval overflow", []string{"watch", "--sim", mix, "--interval", "1e300", "hA"}, "--interval 1e300", "not a usable number of seconds"},
 		{"count syntax", []string{"watch", "--sim", mix, "--count", "1.5", "hA"}, "count", "1.5"},
 		{"missing value", []string{"path", "--sim"}, "sim", "flag needs an argument"},
 		// numbers out of range

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port;\n" +
 			"   with --counters DST may be omitted)",
 		Flags: append([]cli.Flag{
-			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps (at least 1s)"},
+			&cli.StringFlag{Name: "interval", Value: "10s", Usage: "time `D` between sweeps (seconds, or a duration such as 1m30s; at least 1s)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
@@ -61,12 +62,16 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() == 0 && !withCounters {
 		return cliapp.Usage("watch", "at least one DST is required (or --counters)")
 	}
-	interval, count, hold := c.Duration("interval"), c.Int("count"), c.Int("hold")
+	interval, err := parseInterval(c.String("interval"))
+	if err != nil {
+		return cliapp.Usage("--interval "+c.String("interval"), err.Error())
+	}
+	count, hold := c.Int("count"), c.Int("hold")
 	switch {
 	case interval <= 0:
-		return cliapp.Usage("--interval "+interval.String(), "must be positive")
+		return cliapp.Usage("--interval "+c.String("interval"), "must be positive")
 	case interval < minInterval:
-		return cliapp.Usage("--interval "+interval.String(), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
+		return cliapp.Usage("--interval "+c.String("interval"), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
 	case count < 0:
 		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:
@@ -143,6 +148,22 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// parseInterval reads --interval: a number of seconds (10, 2.5) or a Go
+// duration (10s, 1m30s, 500ms).
+func parseInterval(v string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > math.MaxInt64/float64(time.Second) {
+			return 0, errors.New("not a usable number of seconds")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("not a time: give seconds (10) or a duration (10s, 1m30s)")
+	}
+	return d, nil
 }
 
 // checkSpecs resolves --src (if given) and every DST: one that is not in

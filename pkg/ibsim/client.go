@@ -603,6 +603,10 @@ func (c *Client) connectOnce(ctx context.Context, info ClientInfo) (ClientInfo, 
 			// ibsim's socket is gone (unix), or an ICMP error for its
 			// port (inet): nothing is left to answer this CONNECT.
 			return ClientInfo{}, c.notRunning(err)
+		case !sent && errors.Is(err, transport.ErrTimeout):
+			// The CONNECT could not even be queued: ibsim's socket
+			// queue stayed full (ibsim does not read it).
+			return ClientInfo{}, fmt.Errorf("ibsim's request queue stayed full for %v, so it took no CONNECT: it is not reading requests (stopped, or overloaded?): %w", limit, transport.ErrTimeout)
 		case sent:
 			// The answer may be here already (ctx was cancelled as it
 			// came): then we can settle it ourselves.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
@@ -369,6 +371,41 @@ func TestLingererOutlivesStalledSimulator(t *testing.T) {
 	}
 	if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
 		t.Fatalf("slot still taken after the lingerer ended:\n%s", out)
+	}
+	allSlotsFree(t, s)
+}
+
+// CONNECT to an ibsim whose request queue is full (stopped, and its
+// queue filled by others): the error says so, not just "timed out".
+func TestConnectQueueFull(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet)
+	syscall.Kill(s.PID(), syscall.SIGSTOP)
+	defer syscall.Kill(s.PID(), syscall.SIGCONT)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, unixName(s.SockName+":ctl")); err != nil {
+		t.Fatal(err)
+	}
+	// ibsim ignores datagrams of one byte; these only fill its queue.
+	for i := 0; ; i++ {
+		if _, err := unix.Write(fd, []byte{0}); errors.Is(err, unix.EAGAIN) {
+			break
+		} else if err != nil || i > 1<<16 {
+			t.Fatalf("filling ibsim's queue: %v after %d datagrams", err, i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = Dial(ctx, Config{SockName: s.SockName, ConnectTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, transport.ErrTimeout) || !strings.Contains(err.Error(), "ibsim's request queue stayed full for 50ms, so it took no CONNECT") {
+		t.Fatalf("Dial to a full queue: %v", err)
+	}
+	syscall.Kill(s.PID(), syscall.SIGCONT)
+	if !s.Alive() {
+		t.Fatalf("ibsim exited:\n%s", s.Log())
 	}
 	allSlotsFree(t, s)
 }

@@ -69,6 +69,22 @@ func TestSharedIBSim(t *testing.T) {
 		}
 	})
 
+	// watch | head -1: the reader leaves after the first change line; the
+	// watch ends then (by SIGPIPE, as a C tool would), not at its next
+	// change line an hour later, and its slot comes back.
+	// (An ibsim of its own, where OpenSM has run: watch needs LIDs.)
+	t.Run("watch head -1", func(t *testing.T) {
+		ws := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net.2sw2path4hca", ibsimtest.WithConsole())
+		ws.RunOpenSM(t, "Hca1", t.TempDir())
+		args := []string{"watch", "--ibsim", "--ibsim-sockname", ws.SockName, "--interval", "3600", "2", "3"}
+		if code := runIntoClosedPipe(t, bins["ibavtrack"], ws.Env(), args...); code != -int(syscall.SIGPIPE) {
+			t.Fatalf("exit %d, want death by SIGPIPE", code)
+		}
+		if out := ws.Console(t, "Attached"); strings.Contains(out, "Client") {
+			t.Fatalf("slot still taken after watch | head -1:\n%s", out)
+		}
+	})
+
 	// Each tool, stopped mid-run by each signal while ibsim is stopped
 	// (SIGSTOP): it must end (130) without ibsim's help, and its
 	// DISCONNECT must free the slot once ibsim continues.

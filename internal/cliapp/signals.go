@@ -29,6 +29,10 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 //     process with the Go runtime's goroutine dump (and a core file under
 //     GOTRACEBACK=crash), but first writes DISCONNECT for any ibsim slot,
 //     as a second signal does, so that the slot does not stay taken;
+//   - when standard output is a pipe (or FIFO) whose reader has gone, the
+//     run is stopped at once, as by SIGPIPE, without waiting for its next
+//     write (watch | head -1 frees its ibsim slot when head exits, not
+//     at the next change line);
 //   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more;
 //     the signal is caught, so the write fails with EPIPE instead of
 //     killing the process before it cleans up) nothing more is written
@@ -83,8 +87,7 @@ var abortExit = func() {
 	outfile.AbortAll()
 	attach.Abort()
 	signal.Reset(syscall.SIGABRT)
-	syscall.Kill(os.Getpid(), syscall.SIGABRT)
-	select {} // the signal ends the process
+	raiseAbort()
 }
 
 func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
@@ -96,7 +99,9 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 	go s.loop()
 	out := &pipeWriter{w: stdout, s: s}
 	errOut := &pipeWriter{w: stderr, s: s, quiet: true}
+	stopWatch := out.watchReader()
 	code := run(ctx, out, errOut, args)
+	stopWatch()
 	signal.Stop(s.ch)
 	close(s.stopped)
 	s.wg.Wait()
@@ -105,7 +110,7 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 		// the runtime dies of SIGPIPE on EPIPE from stdout or stderr
 		// once nobody is notified (it ignores a SIGPIPE from kill).
 		signal.Reset(syscall.SIGPIPE)
-		for _, w := range []*os.File{out.broken, errOut.broken} {
+		for _, w := range []*os.File{out.broken.Load(), errOut.broken.Load()} {
 			if w != nil {
 				w.Write([]byte{'\n'})
 			}
@@ -162,7 +167,7 @@ type pipeWriter struct {
 	w      io.Writer
 	s      *signals
 	quiet  bool
-	broken *os.File // the file behind w, once a write to it failed with EPIPE
+	broken atomic.Pointer[os.File] // the file behind w, once its reader is known gone
 }
 
 func (p *pipeWriter) Write(b []byte) (int, error) {
@@ -171,7 +176,7 @@ func (p *pipeWriter) Write(b []byte) (int, error) {
 	}
 	n, err := p.w.Write(b)
 	if err != nil && errors.Is(err, syscall.EPIPE) {
-		p.broken = p.File()
+		p.broken.Store(p.File())
 		p.s.brokenPipe()
 	}
 	return n, err

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -431,4 +432,41 @@ func ibsimTables(t *testing.T, sock string) (*model.Fabric, *routing.Tables) {
 func nonBaseSwitch(f *model.Fabric, lid uint16) bool {
 	p := f.PortByLID(lid)
 	return p != nil && p.Node.IsSwitch() && p.BaseLID() != lid
+}
+
+// TestWatchReattaches: ibsim restarted under the same name between two
+// sweeps (the new one knows nothing of the watch's client): the watch
+// attaches again and goes on, instead of failing every sweep while a
+// fresh client works.
+func TestWatchReattaches(t *testing.T) {
+	ibsimtest.Require(t)
+	abs, err := filepath.Abs("testdata/watch.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, abs)
+	s.RunOpenSM(t, "h1", t.TempDir())
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, _ *attach.Fabric) {
+		if sweep == 0 {
+			s.Stop()
+			s2 := ibsimtest.Start(t, abs, ibsimtest.WithSockName(s.SockName))
+			s2.RunOpenSM(t, "h1", t.TempDir())
+		}
+	}
+	defer func() { afterSweep = nil }()
+	stdout, stderr, code := runTool(t, "watch", "--ibsim-sockname", s.SockName, "--sim-host", "h1",
+		"--interval", "1ms", "--count", "3", "--json", "h2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	// One event (h2's first AV): the restarted ibsim's fabric is the same.
+	if lines := scanLines(stdout); len(lines) != 1 || !strings.Contains(lines[0], `"event":"new"`) {
+		t.Errorf("events:\n%s", stdout)
+	}
+	msg := string(stderr)
+	if strings.Count(msg, "ibsim went away (ended or restarted); attached again: ") != 1 || strings.Contains(msg, "discover failed") {
+		t.Errorf("stderr, want one reattach and no failed sweep:\n%s", msg)
+	}
 }

@@ -109,6 +109,18 @@ func openSession(c *cli.Context) (*session, error) {
 
 func (s *session) Close() error { return s.fab.Close() }
 
+// reattach closes the transport and opens it again with the same
+// settings (watch, after ibsim went away).
+func (s *session) reattach(ctx context.Context) error {
+	s.fab.Close()
+	fab, err := openFabric(ctx, s.settings)
+	if err != nil {
+		return cliapp.Fail(err)
+	}
+	s.fab = fab
+	return nil
+}
+
 // sweep discovers the fabric and, with lfts, reads the forwarding tables.
 func (s *session) sweep(ctx context.Context, lfts bool) error {
 	res, err := discover.Discover(ctx, s.fab, s.cfg)

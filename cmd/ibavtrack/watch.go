@@ -95,7 +95,21 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			case <-time.After(interval):
 			}
 		}
-		if err := s.sweep(c.Context, avw.Len() > 0); err != nil {
+		err := s.sweep(c.Context, avw.Len() > 0)
+		if s.fab.PeerGone() && cliapp.Code(err) != exitcode.Interrupted {
+			// ibsim ended or restarted: the client will never work
+			// again. Attach anew and sweep on the new one.
+			if rerr := s.reattach(c.Context); rerr != nil {
+				if cliapp.Code(rerr) == exitcode.Interrupted {
+					return rerr
+				}
+				fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away, and attaching again failed: %v\n", sweep+1, rerr)
+				continue
+			}
+			fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away (ended or restarted); attached again: %s\n", sweep+1, s.fab.Desc)
+			err = s.sweep(c.Context, avw.Len() > 0)
+		}
+		if err != nil {
 			if cliapp.Code(err) == exitcode.Interrupted {
 				return err
 			}

@@ -248,7 +248,15 @@ type Fabric struct {
 	Sim *sim.Fabric
 	// Warnings are the warnings Open passed to Settings.Warn.
 	Warnings []string
+
+	// peer is the ibsim client, when the transport is one.
+	peer ibsimConn
 }
+
+// PeerGone reports whether the ibsim the fabric was attached through
+// went away (ended, or restarted: it no longer knows this client); Open
+// again to reattach. Always false for other transports.
+func (f *Fabric) PeerGone() bool { return f.peer != nil && f.peer.PeerGone() }
 
 // Limits are the opened transport's (see transport.Limits).
 func (f *Fabric) Limits() transport.Limits { return transport.LimitsOf(f.Transport) }
@@ -298,7 +306,7 @@ func open(ctx context.Context, s Settings) (*Fabric, error) {
 		if err != nil {
 			return nil, ibsimError(err, s, cfg)
 		}
-		return &Fabric{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
+		return &Fabric{Transport: c, peer: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
 	}
 	if goos != "linux" {
 		return nil, ErrUmadLinuxOnly
@@ -462,4 +470,5 @@ type ibsimConn interface {
 	transport.Transport
 	Slot() int
 	AttachedNode() string
+	PeerGone() bool
 }

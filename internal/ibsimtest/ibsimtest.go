@@ -88,14 +88,19 @@ func lookPath(name string) (string, error) {
 type Option func(*options)
 
 type options struct {
-	console bool
-	args    []string
-	timeout time.Duration
+	console  bool
+	args     []string
+	timeout  time.Duration
+	sockName string
 }
 
 // WithConsole runs ibsim with its console on a FIFO so the test can use
 // (*Sim).Console.
 func WithConsole() Option { return func(o *options) { o.console = true } }
+
+// WithSockName runs ibsim under IBSIM_SOCKNAME name instead of a fresh
+// one: a test that restarts ibsim gives the name of the one it stopped.
+func WithSockName(name string) Option { return func(o *options) { o.sockName = name } }
 
 // Nodes sets ibsim's node limit (-N).
 func Nodes(n int) Option { return flag("-N", n) }
@@ -155,6 +160,9 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 		Dir:      dir,
 		LogPath:  filepath.Join(dir, "ibsim.log"),
 		exited:   make(chan struct{}),
+	}
+	if o.sockName != "" {
+		s.SockName = o.sockName
 	}
 	logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -252,8 +260,13 @@ func (s *Sim) stop() {
 	}
 	if s.fifo != nil {
 		s.fifo.Close()
+		s.fifo = nil
 	}
 }
+
+// Stop kills ibsim now and waits for it to end (the test's cleanup does
+// so otherwise).
+func (s *Sim) Stop() { s.stop() }
 
 // PID returns ibsim's process id.
 func (s *Sim) PID() int { return s.cmd.Process.Pid }

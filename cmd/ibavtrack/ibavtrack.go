@@ -152,7 +152,7 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 // readCounters reads every port's PerfMgt counters (each port on its
 // own) on the fabric of the last sweep. Reading never clears them.
 func (s *session) readCounters(ctx context.Context) (*portcounters.Report, error) {
-	cfg := portcounters.Config{Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
+	cfg := portcounters.Config{Querier: s.settings.Querier(s.fab), Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
 		Outstanding: s.settings.Outstanding, PerPort: true}
 	rep, err := portcounters.Read(ctx, cfg, s.res.Fabric)
 	if err != nil {

@@ -142,6 +142,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 				for _, f := range rep.Failures {
 					fmt.Fprintf(stderr, "ibavtrack: sweep %d: PMA %v\n", sweep+1, f)
 				}
+				reportNotActive(stderr, fmt.Sprintf("sweep %d: ", sweep+1), rep)
 				snap := rep.Snapshot(wt.now())
 				if prev != nil {
 					for _, l := range portcounters.LinkIncreases(s.res.Fabric, *prev, snap) {
@@ -208,6 +209,7 @@ type eventJSON struct {
 	Event   string           `json:"event"`
 	Error   string           `json:"error,omitempty"`
 	Changes []avwatch.Change `json:"changes,omitempty"`
+	Was     string           `json:"was,omitempty"`
 	AV      *avJSON          `json:"av,omitempty"`
 	Route   string           `json:"route,omitempty"`
 	Retired []retiredJSON    `json:"retired"`
@@ -217,7 +219,7 @@ type eventJSON struct {
 func (wt *watcher) print(ev *avwatch.Event) error {
 	now := wt.now().Format("2006-01-02T15:04:05.000Z07:00")
 	if wt.json {
-		j := eventJSON{Schema: "ibdiag.av-event/v1", Time: now, Target: ev.Target, Event: string(ev.Kind), Error: ev.Err, Changes: ev.Changes, Retired: []retiredJSON{}}
+		j := eventJSON{Schema: "ibdiag.av-event/v1", Time: now, Target: ev.Target, Event: string(ev.Kind), Error: ev.Err, Changes: ev.Changes, Was: ev.Was, Retired: []retiredJSON{}}
 		if ev.AV != nil {
 			a := avJSONOf(ev.AV)
 			j.AV, j.Route = &a, ev.Route

@@ -53,6 +53,10 @@ type Event struct {
 	Err string
 	// Changes lists the fields that changed (Kind Changed).
 	Changes []Change
+	// Was, on a Changed event that ends an unreachable spell, is why the
+	// destination was unreachable (say, a port on the route that was
+	// Initialize, not Active, and is now).
+	Was string
 	// AV is the current AV (nil: none) and Route the ports it leaves
 	// through.
 	AV    *model.AV
@@ -181,7 +185,11 @@ func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.
 			kind, diff = Changed, Changes(t.last, t.lastRoute, av, route)
 		}
 		if kind == NewAV || len(diff) > 0 || t.lastErr != "" {
-			err = emit(t.event(kind, "", diff))
+			ev := t.event(kind, "", diff)
+			if kind == Changed {
+				ev.Was = t.lastErr
+			}
+			err = emit(ev)
 		}
 		t.last, t.lastRoute, t.lastErr = av, route, ""
 	}
@@ -250,9 +258,9 @@ func AVText(av *model.AV) string {
 }
 
 // Text is the event in one line without the time and the destination:
-// "AV … via …", "unreachable: …", the changed fields ("mtu 4096 → 2048,
-// …") or "reachable again: AV …", then the AVs retired but still
-// referenced.
+// "AV … via …", "unreachable: …", "reachable again (was: why): AV …"
+// and the changed fields ("mtu 4096 → 2048, …"), or the changed fields
+// alone, then the AVs retired but still referenced.
 func (e *Event) Text() string {
 	var b strings.Builder
 	switch e.Kind {
@@ -261,7 +269,12 @@ func (e *Event) Text() string {
 	case Unreachable:
 		fmt.Fprintf(&b, "unreachable: %s", e.Err)
 	default:
-		if len(e.Changes) == 0 {
+		if e.Was != "" {
+			fmt.Fprintf(&b, "reachable again (was: %s): AV %s", e.Was, AVText(e.AV))
+			if len(e.Changes) > 0 {
+				b.WriteString("; ")
+			}
+		} else if len(e.Changes) == 0 {
 			fmt.Fprintf(&b, "reachable again: AV %s", AVText(e.AV))
 		}
 		for i, d := range e.Changes {

@@ -69,7 +69,7 @@ func TestWatcherEvents(t *testing.T) {
 				return err
 			}
 			return fab.RunSM("h1")
-		}, []string{"reachable again: AV dlid 4 slid 3 sl 0 mtu 2048 rate 10 Gb/s hops 3"}, []avwatch.Kind{avwatch.Changed}},
+		}, []string{`reachable again (was: "h2": not in the fabric): AV dlid 4 slid 3 sl 0 mtu 2048 rate 10 Gb/s hops 3`}, []avwatch.Kind{avwatch.Changed}},
 	}
 	w := avwatch.New(1, []string{"h2"})
 	defer w.Close()
@@ -122,6 +122,56 @@ func TestChanges(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("change %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestWatcherPortState: the port-state rule in the watch. h2's link
+// unplugged and plugged back with no SM: its ports come back in
+// Initialize, so h2 is unreachable (it was reported "reachable again",
+// with no change listed, as the route and the LIDs are the old ones);
+// once an SM activates the ports, reachable again says what it was.
+func TestWatcherPortState(t *testing.T) {
+	fab, err := sim.Load("testdata/watch.net", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fab.RunSM("h1"); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name   string
+		before func() error
+		kind   avwatch.Kind
+		text   string
+	}{
+		{"first", func() error { return nil }, avwatch.NewAV, "AV dlid 4 slid 3 "},
+		{"unplugged", func() error { return fab.Unlink("sw2", 3) }, avwatch.Unreachable, `unreachable: "h2": not in the fabric`},
+		{"plugged back, no SM", func() error { return fab.ReLink("sw2", 3) }, avwatch.Unreachable, `unreachable: port 3 of switch "sw2" is Initialize, not Active`},
+		{"SM ran", func() error { return fab.RunSM("h1") }, avwatch.Changed, `reachable again (was: port 3 of switch "sw2" is Initialize, not Active): AV dlid 4 slid 3 `},
+	}
+	w := avwatch.New(0, []string{"h2"})
+	defer w.Close()
+	for sweep, st := range steps {
+		if err := st.before(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		f, tables := sweepOf(t, fab)
+		local, _ := f.ResolvePort("h1", nil)
+		src, slid, srcErr := avwatch.SourcePort(f, "", local)
+		var got []*avwatch.Event
+		if err := w.Update(sweep, f, tables, src, slid, srcErr, func(e *avwatch.Event) error {
+			got = append(got, e)
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if len(got) != 1 || got[0].Kind != st.kind || !strings.HasPrefix(got[0].Text(), st.text) {
+			var texts []string
+			for _, e := range got {
+				texts = append(texts, string(e.Kind)+": "+e.Text())
+			}
+			t.Fatalf("%s: events %q, want one %s %q…", st.name, texts, st.kind, st.text)
 		}
 	}
 }

@@ -76,10 +76,10 @@ func TestQueueingPeerNoPartial(t *testing.T) {
 	if err != nil || res.Partial() {
 		t.Fatalf("discover: %v", err)
 	}
-	peer := &queueingPeer{Transport: tr, room: make(chan struct{}, 8), server: make(chan struct{}, 1), service: time.Millisecond}
+	peer := &queueingPeer{Transport: tr, room: make(chan struct{}, 8), server: make(chan struct{}, 1), service: 3 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rep, err := Read(ctx, Config{Transport: peer, Timeout: 200 * time.Millisecond, Retries: 0,
+	rep, err := Read(ctx, Config{Transport: peer, Timeout: 400 * time.Millisecond, Retries: 0,
 		Outstanding: discover.DefaultOutstanding, PerPort: true}, res.Fabric)
 	if err != nil {
 		t.Fatal(err)

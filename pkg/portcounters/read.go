@@ -10,6 +10,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
@@ -119,6 +120,11 @@ type NodeReport struct {
 	// is the first reset that failed.
 	Cleared  bool
 	ClearErr *QueryError
+	// NotActive, when set, is why the node's PMA was not queried: the
+	// port its queries go to is not Active (routing.PortActive), so they
+	// would be dropped on the way (and counted as the sending port's
+	// PortXmitDiscards). Not a failure: the node has no counters here.
+	NotActive error
 }
 
 // Bad reports whether a port of the node (or its sum) exceeds a threshold.
@@ -284,6 +290,12 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 				break
 			}
 		}
+	}
+	// The port-state rule: a GMP to a port that is not Active is dropped
+	// on the way; do not send it (it would count as a discard).
+	if pp := n.Port(cp); pp != nil && !routing.PortActive(pp) {
+		nr.NotActive = &routing.PortStateError{Port: pp}
+		return nil
 	}
 	var data [pma.DataSize]byte
 	if e := r.get(ctx, n, portLID(n, cp), cp, pma.NewGet(pma.AttrClassPortInfo, uint8(cp)), &data); e != nil {

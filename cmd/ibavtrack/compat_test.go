@@ -497,9 +497,11 @@ func TestWatchReattaches(t *testing.T) {
 // TestPortStateRuleIbsim: h2's link unplugged and plugged back with
 // ibsim's console and no SM, so both its ends sit in Initialize. path
 // refuses the route as ibtracert does (exit 4, naming the port; it
-// printed an AV, exit 0); errors and watch --counters do not query h2's
-// PMA (the GMPs would be dropped at sw2[3] and counted there as
-// PortXmitDiscards, which watch --counters then reported every sweep).
+// printed an AV, exit 0); errors and watch --counters send no PMA query
+// to h2 (it would be dropped at sw2[3] and counted there as
+// PortXmitDiscards, which watch --counters then reported every sweep):
+// the queries fail at once naming the port's state, counted as failures
+// as ibqueryerrors counts its own, timed out there.
 func TestPortStateRuleIbsim(t *testing.T) {
 	ibsimtest.Require(t)
 	abs, err := filepath.Abs("testdata/watch.net")
@@ -522,11 +524,14 @@ func TestPortStateRuleIbsim(t *testing.T) {
 	if code != 0 || len(out) != 0 {
 		t.Errorf("watch --counters: exit %d, stdout (counter increases):\n%s\nstderr:\n%s", code, out, stderr)
 	}
-	if want := `PMA of "h2" not queried: port 1 of CA "h2" is Initialize, not Active`; !strings.Contains(string(stderr), want) {
+	if want := `PortCounters query failed on "h2", lid 4 port 1: port 1 of CA "h2" is Initialize, not Active`; !strings.Contains(string(stderr), want) {
 		t.Errorf("watch --counters stderr lacks %q:\n%s", want, stderr)
 	}
-	_, stderr, code = runTool(t, append([]string{"errors"}, at...)...)
-	if code != 0 || !strings.Contains(string(stderr), `PMA of "h2" not queried`) {
-		t.Errorf("errors: exit %d\n%s", code, stderr)
+	// errors: the same report as ibqueryerrors, whose queries to h2 time
+	// out (no SM running: it skips its SA PathRecord query).
+	empty := writeFile(t, "none", "")
+	out, stderr, code = compareErrors(t, s, "h1", []string{"--skip-sl", "--threshold-file", empty, "-t", "200"}, "--threshold-file", empty)
+	if code != exitcode.Partial || !bytes.Contains(out, []byte("2 PMA query failures")) || !strings.Contains(string(stderr), `is Initialize, not Active`) {
+		t.Errorf("errors: exit %d\n%s%s", code, out, stderr)
 	}
 }

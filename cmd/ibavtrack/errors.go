@@ -157,7 +157,6 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	for _, f := range rep.Failures {
 		fmt.Fprintf(stderr, "ibavtrack: PMA %v\n", f)
 	}
-	reportNotActive(stderr, "", rep)
 	for i := range rep.Nodes {
 		if e := rep.Nodes[i].ClearErr; e != nil {
 			fmt.Fprintf(stderr, "ibavtrack: clearing counters: %v\n", e)
@@ -172,15 +171,4 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Exit(exitcode.Partial, fmt.Errorf("partial result printed: %d PMA queries failed", len(rep.Failures)))
 	}
 	return nil
-}
-
-// reportNotActive names on stderr the nodes whose PMA was not queried
-// because the port the queries go to is not Active (the port-state rule:
-// they would be dropped on the way).
-func reportNotActive(stderr io.Writer, prefix string, rep *portcounters.Report) {
-	for i := range rep.Nodes {
-		if e := rep.Nodes[i].NotActive; e != nil {
-			fmt.Fprintf(stderr, "ibavtrack: %sPMA of %q not queried: %v\n", prefix, rep.Nodes[i].Node.Description(), e)
-		}
-	}
 }

@@ -142,7 +142,6 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 				for _, f := range rep.Failures {
 					fmt.Fprintf(stderr, "ibavtrack: sweep %d: PMA %v\n", sweep+1, f)
 				}
-				reportNotActive(stderr, fmt.Sprintf("sweep %d: ", sweep+1), rep)
 				snap := rep.Snapshot(wt.now())
 				if prev != nil {
 					for _, l := range portcounters.LinkIncreases(s.res.Fabric, *prev, snap) {

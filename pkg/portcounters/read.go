@@ -120,11 +120,6 @@ type NodeReport struct {
 	// is the first reset that failed.
 	Cleared  bool
 	ClearErr *QueryError
-	// NotActive, when set, is why the node's PMA was not queried: the
-	// port its queries go to is not Active (routing.PortActive), so they
-	// would be dropped on the way (and counted as the sending port's
-	// PortXmitDiscards). Not a failure: the node has no counters here.
-	NotActive error
 }
 
 // Bad reports whether a port of the node (or its sum) exceeds a threshold.
@@ -235,6 +230,17 @@ func (r *reader) get(ctx context.Context, n *model.Node, lid uint16, port int, m
 	if lid == 0 {
 		return qe(ErrNoLID)
 	}
+	// The port-state rule (routing.PortActive): a GMP to a port that is
+	// not Active is dropped on the way, and counted as a discard by the
+	// port that sends it there. It is not sent: it fails at once, as
+	// ibqueryerrors' query there fails by timing out.
+	target := n.Port(port)
+	if n.IsSwitch() {
+		target = n.Port(0)
+	}
+	if target != nil && !routing.PortActive(target) {
+		return qe(&routing.PortStateError{Port: target})
+	}
 	var req, resp [pma.MADSize]byte
 	if err := m.MarshalTo(req[:]); err != nil {
 		return qe(err)
@@ -290,12 +296,6 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 				break
 			}
 		}
-	}
-	// The port-state rule: a GMP to a port that is not Active is dropped
-	// on the way; do not send it (it would count as a discard).
-	if pp := n.Port(cp); pp != nil && !routing.PortActive(pp) {
-		nr.NotActive = &routing.PortStateError{Port: pp}
-		return nil
 	}
 	var data [pma.DataSize]byte
 	if e := r.get(ctx, n, portLID(n, cp), cp, pma.NewGet(pma.AttrClassPortInfo, uint8(cp)), &data); e != nil {

@@ -23,11 +23,12 @@ import (
 //     the error names the first port that is not (ErrNotActive);
 //   - routes: the route check reports such a route as broken
 //     (KindNotActive), once per port where it breaks;
-//   - counters: a port's PMA is queried only when the port its queries go
-//     to is Active; the other ports are reported as not read, and a
-//     link with an end that is not Active is not reported as an error
-//     counter increase (its PortXmitDiscards count what is routed to
-//     it, our own queries included).
+//   - counters: a PMA query is sent only when the port it goes to is
+//     Active; otherwise it fails at once with the port's state (a
+//     failed query, as ibqueryerrors' times out), and a link with an
+//     end that is not Active is not reported as an error counter
+//     increase (its PortXmitDiscards count what is routed to it, our
+//     own queries included).
 //
 // A switch's base port 0 is not a physical port and is always taken as
 // Active; enhanced port 0 has a state of its own.

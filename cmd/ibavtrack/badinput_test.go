@@ -33,7 +33,8 @@ func TestBadInput(t *testing.T) {
 		{"mistyped watch flag", []string{"watch", "--intervall", "1s", "hA"}, "--intervall", "unknown option (did you mean --interval?)"},
 		{"help of no command", []string{"help", "nosuch"}, "help nosuch", "no such command (want links, path, watch, errors)"},
 		{"max-op-vls syntax", []string{"links", "--sim", mix, "--max-op-vls", "x"}, "max-op-vls", "x"},
-		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "interval", "soon"},
+		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "--interval soon", "not a time: give seconds (10) or a duration"},
+		{"interval overflow", []string{"watch", "--sim", mix, "--interval", "1e300", "hA"}, "--interval 1e300", "not a usable number of seconds"},
 		{"count syntax", []string{"watch", "--sim", mix, "--count", "1.5", "hA"}, "count", "1.5"},
 		{"missing value", []string{"path", "--sim"}, "sim", "flag needs an argument"},
 		// numbers out of range

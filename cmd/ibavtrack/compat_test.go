@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -40,7 +42,7 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)...)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ibsimtest.ProcAttr()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -184,7 +186,12 @@ func TestPathMatchesOpenSM(t *testing.T) {
 
 // TestWatchIbsimConsole: the watch works through a running ibsim too; the
 // test cuts h2 off with ibsim's console (Unlink) between sweeps and brings
-// it back (ReLink): the forwarding tables OpenSM wrote still lead there.
+// it back (ReLink) with no SM running: the ports come back in Initialize,
+// which carries no data, so h2 stays unreachable, naming the port (as
+// smpquery shows its state and ibtracert refuses the route), until
+// OpenSM activates the ports; then "reachable again" says what it was.
+// (It said "reachable again", with nothing changed, as soon as the link
+// was back in Initialize.)
 func TestWatchIbsimConsole(t *testing.T) {
 	ibsimtest.Require(t)
 	abs, err := filepath.Abs("testdata/watch.net")
@@ -193,6 +200,11 @@ func TestWatchIbsimConsole(t *testing.T) {
 	}
 	s := ibsimtest.Start(t, abs, ibsimtest.WithConsole())
 	s.RunOpenSM(t, "h1", t.TempDir())
+	out, stderr, code := runTool(t, "path", "--ibsim-sockname", s.SockName, "--sim-host", "h1", "--json", "h1", "h2")
+	var p struct{ AV struct{ SLID, DLID int } }
+	if err := json.Unmarshal(out, &p); code != 0 || err != nil {
+		t.Fatalf("path before: exit %d, %v\n%s", code, err, stderr)
+	}
 	hookMu.Lock()
 	defer hookMu.Unlock()
 	afterSweep = func(sweep int, _ *attach.Fabric) {
@@ -201,11 +213,22 @@ func TestWatchIbsimConsole(t *testing.T) {
 			s.Console(t, `Unlink "h2"[1]`)
 		case 1:
 			s.Console(t, `ReLink "h2"[1]`)
+			// the real tools see the same: Initialize, and no route
+			o, _, _ := s.RunTool(t, "h1", "smpquery", "-D", "portinfo", "0,1,3,3", "1")
+			if !strings.Contains(string(o), "LinkState:.......................Initialize") {
+				t.Errorf("smpquery of h2's port after ReLink:\n%s", o)
+			}
+			o, e, x := s.RunTool(t, "h1", "ibtracert", strconv.Itoa(p.AV.SLID), strconv.Itoa(p.AV.DLID))
+			if x == 0 {
+				t.Errorf("ibtracert to h2 in Initialize: exit 0\n%s%s", o, e)
+			}
+		case 2:
+			s.RunOpenSM(t, "h1", t.TempDir())
 		}
 	}
 	defer func() { afterSweep = nil }()
 	stdout, stderr, code := runTool(t, "watch", "--ibsim-sockname", s.SockName, "--sim-host", "h1",
-		"--interval", "1ms", "--count", "3", "h2")
+		"--interval", "1ms", "--count", "4", "h2")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -213,7 +236,8 @@ func TestWatchIbsimConsole(t *testing.T) {
 	want := []string{
 		` h2: AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3 via h1\[1\] sw1\[[23]\] sw2\[3\]$`,
 		` h2: unreachable: "h2": not in the fabric; retired, still referenced: \[dlid \d+ .*: 1 ref\]$`,
-		` h2: reachable again: AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3$`, // sweep 0's reference was released after sweep 1
+		` h2: unreachable: port 3 of switch "sw2" is Initialize, not Active$`,
+		` h2: reachable again \(was: port 3 of switch "sw2" is Initialize, not Active\): AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3$`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s\n%s", len(lines), len(want), stdout, stderr)
@@ -431,4 +455,83 @@ func ibsimTables(t *testing.T, sock string) (*model.Fabric, *routing.Tables) {
 func nonBaseSwitch(f *model.Fabric, lid uint16) bool {
 	p := f.PortByLID(lid)
 	return p != nil && p.Node.IsSwitch() && p.BaseLID() != lid
+}
+
+// TestWatchReattaches: ibsim restarted under the same name between two
+// sweeps (the new one knows nothing of the watch's client): the watch
+// attaches again and goes on, instead of failing every sweep while a
+// fresh client works.
+func TestWatchReattaches(t *testing.T) {
+	ibsimtest.Require(t)
+	abs, err := filepath.Abs("testdata/watch.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, abs)
+	s.RunOpenSM(t, "h1", t.TempDir())
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, _ *attach.Fabric) {
+		if sweep == 0 {
+			s.Stop()
+			s2 := ibsimtest.Start(t, abs, ibsimtest.WithSockName(s.SockName))
+			s2.RunOpenSM(t, "h1", t.TempDir())
+		}
+	}
+	defer func() { afterSweep = nil }()
+	stdout, stderr, code := runTool(t, "watch", "--ibsim-sockname", s.SockName, "--sim-host", "h1",
+		"--interval", "1ms", "--count", "3", "--json", "h2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	// One event (h2's first AV): the restarted ibsim's fabric is the same.
+	if lines := scanLines(stdout); len(lines) != 1 || !strings.Contains(lines[0], `"event":"new"`) {
+		t.Errorf("events:\n%s", stdout)
+	}
+	msg := string(stderr)
+	if strings.Count(msg, "ibsim went away (ended or restarted); attached again: ") != 1 || strings.Contains(msg, "discover failed") {
+		t.Errorf("stderr, want one reattach and no failed sweep:\n%s", msg)
+	}
+}
+
+// TestPortStateRuleIbsim: h2's link unplugged and plugged back with
+// ibsim's console and no SM, so both its ends sit in Initialize. path
+// refuses the route as ibtracert does (exit 4, naming the port; it
+// printed an AV, exit 0); errors and watch --counters send no PMA query
+// to h2 (it would be dropped at sw2[3] and counted there as
+// PortXmitDiscards, which watch --counters then reported every sweep):
+// the queries fail at once naming the port's state, counted as failures
+// as ibqueryerrors counts its own, timed out there.
+func TestPortStateRuleIbsim(t *testing.T) {
+	ibsimtest.Require(t)
+	abs, err := filepath.Abs("testdata/watch.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, abs, ibsimtest.WithConsole())
+	s.RunOpenSM(t, "h1", t.TempDir())
+	s.Console(t, `Unlink "h2"[1]`)
+	s.Console(t, `ReLink "h2"[1]`)
+	at := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h1"}
+	notActive := `port 3 of switch "sw2" is Initialize, not Active`
+
+	out, stderr, code := runTool(t, append([]string{"path"}, append(at, "h1", "h2")...)...)
+	if code != exitcode.Problem || !strings.Contains(string(stderr), notActive) || len(out) != 0 {
+		t.Errorf("path to h2 in Initialize: exit %d, stdout %q, stderr %q; want %d and %q", code, out, stderr, exitcode.Problem, notActive)
+	}
+
+	out, stderr, code = runTool(t, append([]string{"watch", "--counters", "--interval", "1ms", "--count", "3"}, at...)...)
+	if code != 0 || len(out) != 0 {
+		t.Errorf("watch --counters: exit %d, stdout (counter increases):\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	if want := `PortCounters query failed on "h2", lid 4 port 1: port 1 of CA "h2" is Initialize, not Active`; !strings.Contains(string(stderr), want) {
+		t.Errorf("watch --counters stderr lacks %q:\n%s", want, stderr)
+	}
+	// errors: the same report as ibqueryerrors, whose queries to h2 time
+	// out (no SM running: it skips its SA PathRecord query).
+	empty := writeFile(t, "none", "")
+	out, stderr, code = compareErrors(t, s, "h1", []string{"--skip-sl", "--threshold-file", empty, "-t", "200"}, "--threshold-file", empty)
+	if code != exitcode.Partial || !bytes.Contains(out, []byte("2 PMA query failures")) || !strings.Contains(string(stderr), `is Initialize, not Active`) {
+		t.Errorf("errors: exit %d\n%s%s", code, out, stderr)
+	}
 }

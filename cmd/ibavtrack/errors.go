@@ -146,7 +146,7 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return nothingToCheckJSON(stdout, c.Bool("json"), portcounters.Schema, why)
 	}
 	cfg := portcounters.Config{
-		Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
+		Querier: s.settings.Querier(s.fab), Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
 		Outstanding: s.settings.Outstanding, Thresholds: th,
 		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"), Types: types,
 	}

@@ -151,6 +151,18 @@ func openSession(c *cli.Context) (*session, error) {
 
 func (s *session) Close() error { return s.fab.Close() }
 
+// reattach closes the transport and opens it again with the same
+// settings (watch, after ibsim went away).
+func (s *session) reattach(ctx context.Context) error {
+	s.fab.Close()
+	fab, err := openFabric(ctx, s.settings)
+	if err != nil {
+		return cliapp.Fail(err)
+	}
+	s.fab = fab
+	return nil
+}
+
 // sweep discovers the fabric and, with lfts, reads the forwarding tables.
 func (s *session) sweep(ctx context.Context, lfts bool) error {
 	res, err := discover.Discover(ctx, s.fab, s.cfg)
@@ -182,7 +194,7 @@ func (s *session) sweep(ctx context.Context, lfts bool) error {
 // readCounters reads every port's PerfMgt counters (each port on its
 // own) on the fabric of the last sweep. Reading never clears them.
 func (s *session) readCounters(ctx context.Context) (*portcounters.Report, error) {
-	cfg := portcounters.Config{Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
+	cfg := portcounters.Config{Querier: s.settings.Querier(s.fab), Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
 		Outstanding: s.settings.Outstanding, PerPort: true}
 	rep, err := portcounters.Read(ctx, cfg, s.res.Fabric)
 	if err != nil {

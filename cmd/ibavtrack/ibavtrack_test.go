@@ -14,6 +14,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/avwatch"
 )
 
 // hookMu serialises tests that set the package's test hooks.
@@ -313,7 +314,7 @@ func TestWatchJSONAndHoldZero(t *testing.T) {
 		events[2].Event != "change" || events[2].AV.Rate != 3 || len(events[2].Retired) != 0 {
 		t.Errorf("events %+v", events)
 	}
-	if c := events[2].Changes; len(c) == 0 || c[0] != (change{"rate", "2.5 Gb/s", "10 Gb/s"}) {
+	if c := events[2].Changes; len(c) == 0 || c[0] != (avwatch.Change{Field: "rate", Old: "2.5 Gb/s", New: "10 Gb/s"}) {
 		t.Errorf("changes %+v", c)
 	}
 }

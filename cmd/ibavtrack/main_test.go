@@ -27,7 +27,14 @@ func TestIntervalFloor(t *testing.T) {
 			t.Errorf("--interval %s: exit %d, stderr %q, want 2 and %q", iv, code, stderr, want)
 		}
 	}
-	if _, stderr, code := runTool(t, "watch", "--sim", "testdata/pathmix.net", "--interval", "1s", "--count", "1", "hA"); code != 0 {
-		t.Errorf("--interval 1s: exit %d: %s", code, stderr)
+	// Seconds as a number are seconds.
+	for _, iv := range []string{"1s", "1", "1.5", "2m"} {
+		if _, stderr, code := runTool(t, "watch", "--sim", "testdata/pathmix.net", "--interval", iv, "--count", "1", "hA"); code != 0 {
+			t.Errorf("--interval %s: exit %d: %s", iv, code, stderr)
+		}
+	}
+	if _, stderr, code := runTool(t, "watch", "--sim", "testdata/pathmix.net", "--interval", "0.5", "hA"); code != 2 ||
+		string(stderr) != "ibavtrack: --interval 0.5: must be at least 1s (every sweep rediscovers the fabric)\n" {
+		t.Errorf("--interval 0.5: exit %d: %q", code, stderr)
 	}
 }

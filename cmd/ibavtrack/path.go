@@ -66,7 +66,7 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	partial := s.partial(stderr)
 	if err != nil {
 		var re *routing.RouteError
-		if errors.As(err, &re) {
+		if errors.As(err, &re) || errors.Is(err, routing.ErrNotActive) {
 			return cliapp.Exit(exitcode.Problem, fmt.Errorf("no path from %s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))
 		}
 		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))

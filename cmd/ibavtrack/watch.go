@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -13,12 +14,11 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/avwatch"
 	"github.com/ibfabric/ibdiag/pkg/model"
-	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
-	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 // afterSweep, when set (tests), runs after each sweep's report.
@@ -32,7 +32,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port;\n" +
 			"   with --counters DST may be omitted)",
 		Flags: append([]cli.Flag{
-			&cli.DurationFlag{Name: "interval", Value: 10 * time.Second, Usage: "time `D` between sweeps (at least 1s)"},
+			&cli.StringFlag{Name: "interval", Value: "10s", Usage: "time `D` between sweeps (seconds, or a duration such as 1m30s; at least 1s)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
@@ -43,26 +43,10 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 	}
 }
 
-// target is one watched destination.
-type target struct {
-	spec string
-	tr   model.AVTracker
-	// routes holds the route text of every AV still in the tracker.
-	routes map[*model.AV]string
-	// held[i] is the AV referenced by sweep i (nil: none).
-	held []*model.AV
-	// last is the last AV resolved (also after it was cleared).
-	last      *model.AV
-	lastRoute string
-	lastErr   string
-}
-
 type watcher struct {
-	w       io.Writer
-	json    bool
-	hold    int
-	targets []*target
-	now     func() time.Time
+	w    io.Writer
+	json bool
+	now  func() time.Time
 }
 
 // MinInterval is the shortest --interval: a sweep rediscovers the whole
@@ -78,12 +62,16 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() == 0 && !withCounters {
 		return cliapp.Usage("watch", "at least one DST is required (or --counters)")
 	}
-	interval, count, hold := c.Duration("interval"), c.Int("count"), c.Int("hold")
+	interval, err := parseInterval(c.String("interval"))
+	if err != nil {
+		return cliapp.Usage("--interval "+c.String("interval"), err.Error())
+	}
+	count, hold := c.Int("count"), c.Int("hold")
 	switch {
 	case interval <= 0:
-		return cliapp.Usage("--interval "+interval.String(), "must be positive")
+		return cliapp.Usage("--interval "+c.String("interval"), "must be positive")
 	case interval < minInterval:
-		return cliapp.Usage("--interval "+interval.String(), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
+		return cliapp.Usage("--interval "+c.String("interval"), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
 	case count < 0:
 		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:
@@ -94,17 +82,9 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	wt := &watcher{w: stdout, json: c.Bool("json"), hold: hold, now: time.Now}
-	for _, spec := range c.Args().Slice() {
-		t := &target{spec: spec, routes: make(map[*model.AV]string)}
-		t.tr.Init(func(av *model.AV) { delete(t.routes, av) })
-		wt.targets = append(wt.targets, t)
-	}
-	defer func() {
-		for _, t := range wt.targets {
-			t.tr.Destroy()
-		}
-	}()
+	wt := &watcher{w: stdout, json: c.Bool("json"), now: time.Now}
+	avw := avwatch.New(hold, c.Args().Slice())
+	defer avw.Close()
 	checked := false
 	var prev *portcounters.Snapshot
 	for sweep := 0; count == 0 || sweep < count; sweep++ {
@@ -115,7 +95,21 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			case <-time.After(interval):
 			}
 		}
-		if err := s.sweep(c.Context, len(wt.targets) > 0); err != nil {
+		err := s.sweep(c.Context, avw.Len() > 0)
+		if s.fab.PeerGone() && cliapp.Code(err) != exitcode.Interrupted {
+			// ibsim ended or restarted: the client will never work
+			// again. Attach anew and sweep on the new one.
+			if rerr := s.reattach(c.Context); rerr != nil {
+				if cliapp.Code(rerr) == exitcode.Interrupted {
+					return rerr
+				}
+				fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away, and attaching again failed: %v\n", sweep+1, rerr)
+				continue
+			}
+			fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away (ended or restarted); attached again: %s\n", sweep+1, s.fab.Desc)
+			err = s.sweep(c.Context, avw.Len() > 0)
+		}
+		if err != nil {
 			if cliapp.Code(err) == exitcode.Interrupted {
 				return err
 			}
@@ -159,17 +153,31 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 				prev = &snap
 			}
 		}
-		src, slid, srcErr := sourcePort(s.res.Fabric, c.String("src"))
-		for _, t := range wt.targets {
-			if err := wt.update(t, sweep, s, src, slid, srcErr); err != nil {
-				return cliapp.Exit(exitcode.Fatal, err)
-			}
+		src, slid, srcErr := avwatch.SourcePort(s.res.Fabric, c.String("src"), localPort(s.res.Fabric))
+		if err := avw.Update(sweep, s.res.Fabric, s.tables, src, slid, srcErr, wt.print); err != nil {
+			return cliapp.Exit(exitcode.Fatal, err)
 		}
 		if afterSweep != nil {
 			afterSweep(sweep, s.fab)
 		}
 	}
 	return nil
+}
+
+// parseInterval reads --interval: a number of seconds (10, 2.5) or a Go
+// duration (10s, 1m30s, 500ms).
+func parseInterval(v string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) > math.MaxInt64/float64(time.Second) {
+			return 0, errors.New("not a usable number of seconds")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("not a time: give seconds (10) or a duration (10s, 1m30s)")
+	}
+	return d, nil
 }
 
 // checkSpecs resolves --src (if given) and every DST: one that is not in
@@ -188,202 +196,39 @@ func checkSpecs(f *model.Fabric, src string, dsts []string) error {
 	return nil
 }
 
-// sourcePort is the watch's source port and SLID: --src (the LID given,
-// else the port's base LID) or the local port (its base LID).
-func sourcePort(f *model.Fabric, spec string) (*model.Port, uint16, error) {
-	if spec == "" {
-		if p := localPort(f); p != nil && p.BaseLID() != 0 {
-			return p, p.BaseLID(), nil
-		}
-		return nil, 0, errors.New("the local port has no LID")
-	}
-	p, lid, err := f.ResolveLID(spec, nil)
-	if err != nil {
-		return nil, 0, fmt.Errorf("SRC %v", err)
-	}
-	return p, lid, nil
-}
-
-// routeText names a route by the ports it leaves through.
-func routeText(p *pathav.Path) string {
-	parts := make([]string, len(p.Hops))
-	for i, h := range p.Hops {
-		parts[i] = pathav.PortName(h.Out)
-	}
-	if len(parts) == 0 {
-		return "(local)"
-	}
-	return strings.Join(parts, " ")
-}
-
-// update resolves one target after a sweep, updates its tracker and
-// prints a line when something changed.
-func (wt *watcher) update(t *target, sweep int, s *session, src *model.Port, slid uint16, srcErr error) error {
-	var av *model.AV
-	var route, fail string
-	if srcErr != nil {
-		fail = srcErr.Error()
-	} else if dst, dlid, err := s.res.Fabric.ResolveLID(t.spec, nil); err != nil {
-		fail = err.Error()
-	} else if p, err := pathav.ResolveLIDs(s.res.Fabric, s.tables, src, slid, dst, dlid); err != nil {
-		fail = err.Error()
-	} else {
-		a := p.AV
-		av, route = &a, routeText(p)
-	}
-
-	var err error
-	cur, _ := t.tr.GetCurrent(false)
-	switch {
-	case av == nil:
-		if fail != t.lastErr || cur != nil {
-			t.tr.ClearCurrent()
-			err = wt.print(t, "unreachable", fail, nil, t.retired())
-		}
-		t.lastErr = fail
-	case cur == nil || changes(cur, t.routes[cur], av, route) != nil:
-		t.routes[av] = route
-		if e := t.tr.SetCurrent(av); e != nil {
-			return e
-		}
-		kind, diff := "new", []change(nil)
-		if t.last != nil {
-			kind, diff = "change", changes(t.last, t.lastRoute, av, route)
-		}
-		if kind == "new" || len(diff) > 0 || t.lastErr != "" {
-			err = wt.print(t, kind, "", diff, t.retired())
-		}
-		t.last, t.lastRoute, t.lastErr = av, route, ""
-	}
-
-	// This sweep's reference on the current AV; release the one taken
-	// hold sweeps ago.
-	var ref *model.AV
-	if wt.hold > 0 {
-		ref, _ = t.tr.GetCurrent(true)
-	}
-	t.held = append(t.held, ref)
-	if i := sweep - wt.hold; i >= 0 && i < len(t.held) {
-		if old := t.held[i]; old != nil {
-			if e := t.tr.DecRef(old); e != nil {
-				return fmt.Errorf("%s: releasing AV: %w", t.spec, e)
-			}
-			t.held[i] = nil
-		}
-	}
-	return err
-}
-
-// retiredAV is an AV no longer current but still referenced.
-type retiredAV struct {
-	av   *model.AV
-	refs uint32
-}
-
-func (t *target) retired() []retiredAV {
-	var out []retiredAV
-	for _, av := range t.tr.Retired() {
-		n, ok := t.tr.Refs(av)
-		if ok {
-			out = append(out, retiredAV{av, n})
-		}
-	}
-	return out
-}
-
-// change is one field of an AV that changed.
-type change struct {
-	Field string `json:"field"`
-	Old   string `json:"old"`
-	New   string `json:"new"`
-}
-
-func rateText(code uint8) string { return pathav.GbpsText(code) + " Gb/s" }
-
-// changes lists the fields that differ between two AVs (nil: none).
-func changes(a *model.AV, aRoute string, b *model.AV, bRoute string) []change {
-	var out []change
-	add := func(field, x, y string) {
-		if x != y {
-			out = append(out, change{field, x, y})
-		}
-	}
-	num := func(v int) string { return strconv.Itoa(v) }
-	add("dlid", num(int(a.DLID)), num(int(b.DLID)))
-	add("slid", num(int(a.SLID)), num(int(b.SLID)))
-	add("sl", num(int(a.SL)), num(int(b.SL)))
-	add("mtu", smp.MTUText(a.MTU), smp.MTUText(b.MTU))
-	add("rate", rateText(a.Rate), rateText(b.Rate))
-	add("hops", num(int(a.HopCount)), num(int(b.HopCount)))
-	add("mtu set by", a.MTULimit, b.MTULimit)
-	add("rate set by", a.RateLimit, b.RateLimit)
-	add("route", aRoute, bRoute)
-	return out
-}
-
-func avText(av *model.AV) string {
-	return fmt.Sprintf("dlid %d slid %d sl %d mtu %s rate %s hops %d", av.DLID, av.SLID, av.SL,
-		smp.MTUText(av.MTU), rateText(av.Rate), av.HopCount)
-}
-
 type retiredJSON struct {
 	AV   avJSON `json:"av"`
 	Refs uint32 `json:"refs"`
 }
 
 type eventJSON struct {
-	Schema  string        `json:"schema"`
-	Time    string        `json:"time"`
-	Target  string        `json:"target"` // the DST as given
-	Event   string        `json:"event"`
-	Error   string        `json:"error,omitempty"`
-	Changes []change      `json:"changes,omitempty"`
-	AV      *avJSON       `json:"av,omitempty"`
-	Route   string        `json:"route,omitempty"`
-	Retired []retiredJSON `json:"retired"`
+	Schema  string           `json:"schema"`
+	Time    string           `json:"time"`
+	Target  string           `json:"target"` // the DST as given
+	Event   string           `json:"event"`
+	Error   string           `json:"error,omitempty"`
+	Changes []avwatch.Change `json:"changes,omitempty"`
+	Was     string           `json:"was,omitempty"`
+	AV      *avJSON          `json:"av,omitempty"`
+	Route   string           `json:"route,omitempty"`
+	Retired []retiredJSON    `json:"retired"`
 }
 
 // print writes one event line.
-func (wt *watcher) print(t *target, kind, fail string, diff []change, retired []retiredAV) error {
+func (wt *watcher) print(ev *avwatch.Event) error {
 	now := wt.now().Format("2006-01-02T15:04:05.000Z07:00")
-	cur, _ := t.tr.GetCurrent(false)
 	if wt.json {
-		ev := eventJSON{Schema: "ibdiag.av-event/v1", Time: now, Target: t.spec, Event: kind, Error: fail, Changes: diff, Retired: []retiredJSON{}}
-		if cur != nil {
-			j := avJSONOf(cur)
-			ev.AV, ev.Route = &j, t.routes[cur]
+		j := eventJSON{Schema: "ibdiag.av-event/v1", Time: now, Target: ev.Target, Event: string(ev.Kind), Error: ev.Err, Changes: ev.Changes, Was: ev.Was, Retired: []retiredJSON{}}
+		if ev.AV != nil {
+			a := avJSONOf(ev.AV)
+			j.AV, j.Route = &a, ev.Route
 		}
-		for _, r := range retired {
-			ev.Retired = append(ev.Retired, retiredJSON{avJSONOf(r.av), r.refs})
+		for _, r := range ev.Retired {
+			j.Retired = append(j.Retired, retiredJSON{avJSONOf(r.AV), r.Refs})
 		}
-		return writeJSONLine(wt.w, ev)
+		return writeJSONLine(wt.w, j)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: ", now, t.spec)
-	switch kind {
-	case "new":
-		fmt.Fprintf(&b, "AV %s via %s", avText(cur), t.routes[cur])
-	case "unreachable":
-		fmt.Fprintf(&b, "unreachable: %s", fail)
-	default:
-		if len(diff) == 0 {
-			fmt.Fprintf(&b, "reachable again: AV %s", avText(cur))
-		}
-		for i, d := range diff {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s %s → %s", d.Field, d.Old, d.New)
-		}
-	}
-	if len(retired) > 0 {
-		b.WriteString("; retired, still referenced:")
-		for _, r := range retired {
-			fmt.Fprintf(&b, " [%s: %d ref]", avText(r.av), r.refs)
-		}
-	}
-	b.WriteByte('\n')
-	_, err := io.WriteString(wt.w, b.String())
+	_, err := fmt.Fprintf(wt.w, "%s %s: %s\n", now, ev.Target, ev.Text())
 	return err
 }
 

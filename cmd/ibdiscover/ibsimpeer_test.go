@@ -69,6 +69,22 @@ func TestSharedIBSim(t *testing.T) {
 		}
 	})
 
+	// watch | head -1: the reader leaves after the first change line; the
+	// watch ends then (by SIGPIPE, as a C tool would), not at its next
+	// change line an hour later, and its slot comes back.
+	// (An ibsim of its own, where OpenSM has run: watch needs LIDs.)
+	t.Run("watch head -1", func(t *testing.T) {
+		ws := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net.2sw2path4hca", ibsimtest.WithConsole())
+		ws.RunOpenSM(t, "Hca1", t.TempDir())
+		args := []string{"watch", "--ibsim", "--ibsim-sockname", ws.SockName, "--interval", "3600", "2", "3"}
+		if code := runIntoClosedPipe(t, bins["ibavtrack"], ws.Env(), args...); code != -int(syscall.SIGPIPE) {
+			t.Fatalf("exit %d, want death by SIGPIPE", code)
+		}
+		if out := ws.Console(t, "Attached"); strings.Contains(out, "Client") {
+			t.Fatalf("slot still taken after watch | head -1:\n%s", out)
+		}
+	})
+
 	// Each tool, stopped mid-run by each signal while ibsim is stopped
 	// (SIGSTOP): it must end (130) without ibsim's help, and its
 	// DISCONNECT must free the slot once ibsim continues.
@@ -136,6 +152,34 @@ func TestSharedIBSim(t *testing.T) {
 				t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
 			}
 			afterwards(t, "two SIGINTs")
+			return
+		}
+	})
+
+	// SIGABRT (kill -ABRT) mid-run, ibsim stopped: the tool still dies
+	// of it (the runtime's dump, status 2, or the signal itself), but
+	// writes DISCONNECT first, so the slot comes back once ibsim
+	// continues (it used to stay taken).
+	t.Run("SIGABRT", func(t *testing.T) {
+		for attempt := 0; ; attempt++ {
+			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "60000")...)
+			if !waitAttached(t, s, p) {
+				code := p.wait(t)
+				if attempt < 3 {
+					t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
+					continue
+				}
+				t.Fatal("never caught ibdiscover attached")
+			}
+			syscall.Kill(s.PID(), syscall.SIGSTOP)
+			p.cmd.Process.Signal(syscall.SIGABRT)
+			code := p.wait(t)
+			syscall.Kill(s.PID(), syscall.SIGCONT)
+			if code != 2 && code != -int(syscall.SIGABRT) {
+				t.Fatalf("exit %d, want the runtime's SIGABRT exit (2) or death by SIGABRT\n%s", code, strings.Join(p.stderrLines(), "\n"))
+			}
+			waitNoClient(t, s)
+			afterwards(t, "SIGABRT")
 			return
 		}
 	})

@@ -31,6 +31,7 @@ type jsonSummary struct {
 	Loops         int    `json:"loops"`
 	NoTables      int    `json:"no_tables"`
 	TransitCAs    int    `json:"transit_cas"`
+	NotActive     int    `json:"not_active"`
 	LFTReadErrors int    `json:"lft_read_errors"`
 }
 
@@ -91,6 +92,8 @@ func (t *tool) message(fd *routing.Finding) string {
 		}
 		s = append(s, fmt.Sprintf("%q", t.name(fd.Cycle[0])))
 		return fmt.Sprintf("to %s: switches %s forward it in a circle; %s caught", dest, strings.Join(s, " -> "), routes)
+	case routing.KindNotActive:
+		return fmt.Sprintf("to %s: %s routes it to port %d, whose link is not Active (%v); %s %s there", dest, t.swText(fd.At), fd.Port, fd.Err, routes, end)
 	case routing.KindLonger:
 		return fmt.Sprintf("to %s: from %s %d hops (first port %d), %s %d", dest, t.swText(fd.At), fd.Hops, fd.Port, t.leastLabel(), fd.MinHops)
 	}
@@ -134,7 +137,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		Broken: res.Broken, Longer: res.Longer,
 		BlackHoles: res.Count(routing.KindBlackHole), DownPorts: res.Count(routing.KindDownPort),
 		Loops: res.Count(routing.KindLoop), NoTables: res.Count(routing.KindNoTable),
-		TransitCAs: res.Count(routing.KindTransitCA), LFTReadErrors: readErrs,
+		TransitCAs: res.Count(routing.KindTransitCA), NotActive: res.Count(routing.KindNotActive), LFTReadErrors: readErrs,
 	}
 	if t.nothing != "" {
 		sum.Reason = "nothing to check: " + t.nothing
@@ -165,14 +168,14 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "%s: %s\n", fd.Kind, t.message(fd))
 	}
-	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindLonger} {
+	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindNotActive, routing.KindLonger} {
 		if t.limit > 0 && shown[k] > t.limit {
 			fmt.Fprintf(w, "%s: ... %d more not shown (--limit 0 shows all)\n", k, shown[k]-t.limit)
 		}
 	}
 	fmt.Fprintf(w, "Routes checked: %d (%s x %s)\n", res.Routes, plural(res.Switches, "switch", "switches"), plural(res.LIDs, "LID", "LIDs"))
-	fmt.Fprintf(w, "Broken routes: %d (black holes %d, down ports %d, loops %d, missing tables %d, through a CA %d)\n",
-		res.Broken, sum.BlackHoles, sum.DownPorts, sum.Loops, sum.NoTables, sum.TransitCAs)
+	fmt.Fprintf(w, "Broken routes: %d (black holes %d, down ports %d, loops %d, missing tables %d, through a CA %d, links not Active %d)\n",
+		res.Broken, sum.BlackHoles, sum.DownPorts, sum.Loops, sum.NoTables, sum.TransitCAs, sum.NotActive)
 	fmt.Fprintf(w, "Longer than %s: %d\n", t.leastLabel(), res.Longer)
 	if readErrs > 0 {
 		fmt.Fprintf(w, "LFT blocks not read: %d\n", readErrs)

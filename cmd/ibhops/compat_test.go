@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -271,4 +272,61 @@ func dropIBError(b []byte) []byte {
 		}
 	}
 	return out
+}
+
+// TestCompatPortState: links unplugged and plugged back with ibsim's
+// console and no SM, so their ends sit in Initialize (they carry SMPs,
+// no data). With hB's link, then a switch-to-switch link (c5-c6), in
+// Initialize, ibtracert fails to trace hA to hB (its LID-routed SMPs to
+// the end ports do not cross the link: "can't reach to/from ports"), and
+// --trace fails as well (exit 4), naming the port by the suite's
+// port-state rule; --check-routes reports the routes to hB as
+// not-active (it said "clean"). ibtracert prints no route lines there;
+// --trace prints the route up to the port.
+func TestCompatPortState(t *testing.T) {
+	ibsimtest.Require(t)
+	file, err := filepath.Abs(fabrics + "chain10.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := ibsimtest.Start(t, file, ibsimtest.WithConsole())
+	sim.RunOpenSM(t, "hA", t.TempDir())
+	f, _ := ibsimFabric(t, sim.SockName)
+	lid := func(name string) string {
+		p, err := f.ResolvePort(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strconv.Itoa(int(p.BaseLID()))
+	}
+	a, b := lid("hA"), lid("hB")
+	base := []string{"--ibsim", "--ibsim-sockname", sim.SockName, "--sim-host", "hA"}
+
+	trace := func(what, wantWhy string) {
+		t.Helper()
+		_, terr, tcode := sim.RunTool(t, "hA", "ibtracert", a, b)
+		if tcode == 0 {
+			t.Errorf("%s: ibtracert exit 0 (%s)", what, terr)
+		}
+		_, oerr, ocode := runOurs(t, append(base, "--trace", a, b)...)
+		if ocode != exitcode.Problem || !strings.Contains(strings.ToLower(string(oerr)), strings.ToLower(wantWhy)) {
+			t.Errorf("%s: --trace exit %d, stderr %q; want %d naming %q", what, ocode, oerr, exitcode.Problem, wantWhy)
+		}
+	}
+
+	sim.Console(t, `Unlink "hB"[1]`)
+	sim.Console(t, `ReLink "hB"[1]`)
+	trace("hB's link in Initialize", `port 1 of CA "hB" is Initialize, not Active`)
+	out, stderr, code := runOurs(t, append(base, "--check-routes")...)
+	if code != exitcode.Problem || !bytes.Contains(out, []byte("not-active: to ")) || !bytes.Contains(out, []byte("links not Active 1)")) {
+		t.Errorf("--check-routes with hB's link in Initialize: exit %d\n%s%s", code, out, stderr)
+	}
+
+	sim.RunOpenSM(t, "hA", t.TempDir())
+	if out, stderr, code := runOurs(t, append(base, "--check-routes")...); code != 0 {
+		t.Fatalf("--check-routes after OpenSM activated the ports: exit %d\n%s%s", code, out, stderr)
+	}
+	sim.Console(t, `Unlink "c5"[2]`)
+	sim.Console(t, `ReLink "c5"[2]`)
+	trace("c5-c6 in Initialize", `port 2 of switch "c5" is Initialize, not Active`)
 }

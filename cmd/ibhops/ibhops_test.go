@@ -258,7 +258,7 @@ func TestCheckRoutesFindsLoopAndBlackHole(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("black-hole: to ca \"h1\" lid %d: switch \"sw3\" (0x0000000000200002) has no route (entry 255); 1 route ends there", h1),
 		fmt.Sprintf("loop: to ca \"h3\" lid %d: switches \"sw1\" -> \"sw2\" -> \"sw1\" forward it in a circle; 2 routes caught", h3),
-		"Broken routes: 3 (black holes 1, down ports 0, loops 1, missing tables 0, through a CA 0)",
+		"Broken routes: 3 (black holes 1, down ports 0, loops 1, missing tables 0, through a CA 0, links not Active 0)",
 		"Result: PROBLEMS FOUND",
 	} {
 		if !strings.Contains(string(out), want+"\n") {

@@ -104,6 +104,15 @@ func (t *tool) trace(w io.Writer, a, b *model.Port, dlid uint16) error {
 	}
 	if err == nil && dst != nil {
 		why = ""
+		// The suite's port-state rule (routing.CheckActive) is stricter
+		// than ibtracert's, which looks at a switch's port 0 only: a
+		// route over a switch link that is not Active carries no data.
+		// The lines stay ibtracert's; the verdict is the rule's.
+		if aerr := routing.CheckActive(src, hops, dst); aerr != nil {
+			t.problem = t.problem || !t.partial
+			t.note("--trace: from %s to LID %d: %v", t.describe(a), dlid, aerr)
+			why = aerr.Error()
+		}
 	} else if why == "" {
 		why = "route broken"
 	}

@@ -25,6 +25,14 @@ type RunFunc func(ctx context.Context, stdout, stderr io.Writer, args []string) 
 //     transport (an ibsim slot is released) and exits 130;
 //   - a second SIGINT, SIGTERM, SIGHUP or SIGQUIT exits at once with 130, after
 //     writing DISCONNECT for any ibsim slot without waiting for ibsim;
+//   - SIGABRT (kill -ABRT, or a debugger's "abort") still aborts the
+//     process with the Go runtime's goroutine dump (and a core file under
+//     GOTRACEBACK=crash), but first writes DISCONNECT for any ibsim slot,
+//     as a second signal does, so that the slot does not stay taken;
+//   - when standard output is a pipe (or FIFO) whose reader has gone, the
+//     run is stopped at once, as by SIGPIPE, without waiting for its next
+//     write (watch | head -1 frees its ibsim slot when head exits, not
+//     at the next change line);
 //   - after SIGPIPE (stdout or stderr is a pipe nobody reads any more;
 //     the signal is caught, so the write fails with EPIPE instead of
 //     killing the process before it cleans up) nothing more is written
@@ -73,16 +81,27 @@ var hardExit = func() {
 	os.Exit(exitcode.Interrupted)
 }
 
+// abortExit ends the process on SIGABRT (a variable for tests): the
+// slot and temporary files first, then the runtime's own SIGABRT.
+var abortExit = func() {
+	outfile.AbortAll()
+	attach.Abort()
+	signal.Reset(syscall.SIGABRT)
+	raiseAbort()
+}
+
 func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &signals{ch: make(chan os.Signal, 4), cancel: cancel, stopped: make(chan struct{})}
-	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGABRT)
 	s.wg.Add(1)
 	go s.loop()
 	out := &pipeWriter{w: stdout, s: s}
 	errOut := &pipeWriter{w: stderr, s: s, quiet: true}
+	stopWatch := out.watchReader()
 	code := run(ctx, out, errOut, args)
+	stopWatch()
 	signal.Stop(s.ch)
 	close(s.stopped)
 	s.wg.Wait()
@@ -91,7 +110,7 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 		// the runtime dies of SIGPIPE on EPIPE from stdout or stderr
 		// once nobody is notified (it ignores a SIGPIPE from kill).
 		signal.Reset(syscall.SIGPIPE)
-		for _, w := range []*os.File{out.broken, errOut.broken} {
+		for _, w := range []*os.File{out.broken.Load(), errOut.broken.Load()} {
 			if w != nil {
 				w.Write([]byte{'\n'})
 			}
@@ -116,6 +135,10 @@ func (s *signals) loop() {
 				s.brokenPipe()
 				cancelled = true
 				continue
+			}
+			if sig == syscall.SIGABRT {
+				abortExit()
+				return
 			}
 			if cancelled {
 				hardExit()
@@ -144,7 +167,7 @@ type pipeWriter struct {
 	w      io.Writer
 	s      *signals
 	quiet  bool
-	broken *os.File // the file behind w, once a write to it failed with EPIPE
+	broken atomic.Pointer[os.File] // the file behind w, once its reader is known gone
 }
 
 func (p *pipeWriter) Write(b []byte) (int, error) {
@@ -153,7 +176,7 @@ func (p *pipeWriter) Write(b []byte) (int, error) {
 	}
 	n, err := p.w.Write(b)
 	if err != nil && errors.Is(err, syscall.EPIPE) {
-		p.broken = p.File()
+		p.broken.Store(p.File())
 		p.s.brokenPipe()
 	}
 	return n, err

@@ -95,3 +95,48 @@ func TestBrokenPipe(t *testing.T) {
 		t.Errorf("stderr after EPIPE: %q", b)
 	}
 }
+
+// SIGABRT releases the ibsim slot (abortExit) at once, without waiting
+// for the run and without counting as a first signal.
+func TestAbortSignalReleases(t *testing.T) {
+	aborted := make(chan struct{})
+	defer func(f func()) { abortExit = f }(abortExit)
+	abortExit = func() { close(aborted) }
+	runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+		syscall.Kill(os.Getpid(), syscall.SIGABRT)
+		select {
+		case <-aborted:
+		case <-time.After(20 * time.Second):
+			t.Error("SIGABRT did not reach abortExit")
+		}
+		return 0
+	}, io.Discard, io.Discard, []string{"tool"})
+}
+
+// A reader that leaves the pipe stops the run without waiting for its
+// next write (a watch writing a line a day kept its ibsim slot that
+// long after head -1 exited), with the broken-pipe status.
+func TestReaderGoneStopsRun(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	code := runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+		if _, err := stdout.Write([]byte("first line\n")); err != nil {
+			t.Errorf("first write: %v", err)
+		}
+		b := make([]byte, 64)
+		if n, _ := r.Read(b); string(b[:n]) != "first line\n" {
+			t.Errorf("read %q", b[:n])
+		}
+		r.Close() // head -1 exits
+		if !waitCtx(ctx) {
+			t.Error("the reader left and the run went on (no write since)")
+		}
+		return 130
+	}, w, io.Discard, []string{"tool"})
+	if code != StatusBrokenPipe {
+		t.Errorf("exit %d, want %d", code, StatusBrokenPipe)
+	}
+}

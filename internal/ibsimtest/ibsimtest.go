@@ -4,7 +4,8 @@
 // (infiniband-diags, opensm) against it through libumad2sim.so.
 //
 // Every simulator gets its own IBSIM_SOCKNAME, is started in its own
-// process group and is killed by PID (and group) in t.Cleanup.
+// process group and is killed by PID (and group) in t.Cleanup; should the
+// test process die first (killed), the kernel kills it too (ProcAttr).
 //
 // The OpenSM invocation that works under the shim (found by experiment
 // with opensm 3.3.23 and ibsim 0.10):
@@ -87,14 +88,19 @@ func lookPath(name string) (string, error) {
 type Option func(*options)
 
 type options struct {
-	console bool
-	args    []string
-	timeout time.Duration
+	console  bool
+	args     []string
+	timeout  time.Duration
+	sockName string
 }
 
 // WithConsole runs ibsim with its console on a FIFO so the test can use
 // (*Sim).Console.
 func WithConsole() Option { return func(o *options) { o.console = true } }
+
+// WithSockName runs ibsim under IBSIM_SOCKNAME name instead of a fresh
+// one: a test that restarts ibsim gives the name of the one it stopped.
+func WithSockName(name string) Option { return func(o *options) { o.sockName = name } }
 
 // Nodes sets ibsim's node limit (-N).
 func Nodes(n int) Option { return flag("-N", n) }
@@ -155,6 +161,9 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 		LogPath:  filepath.Join(dir, "ibsim.log"),
 		exited:   make(chan struct{}),
 	}
+	if o.sockName != "" {
+		s.SockName = o.sockName
+	}
 	logf, err := os.OpenFile(s.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +185,7 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	cmd.Dir = dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr()
 	if o.console {
 		fifo := filepath.Join(dir, "console")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -251,8 +260,13 @@ func (s *Sim) stop() {
 	}
 	if s.fifo != nil {
 		s.fifo.Close()
+		s.fifo = nil
 	}
 }
+
+// Stop kills ibsim now and waits for it to end (the test's cleanup does
+// so otherwise).
+func (s *Sim) Stop() { s.stop() }
 
 // PID returns ibsim's process id.
 func (s *Sim) PID() int { return s.cmd.Process.Pid }
@@ -394,7 +408,7 @@ func (s *Sim) run(t testing.TB, host string, extraEnv []string, bin string, args
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(s.toolEnv(host), extraEnv...)
 	cmd.Dir = t.TempDir()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

@@ -150,11 +150,46 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 	if err != nil {
 		return q.fail(path, attr, mod, err)
 	}
+	err = q.attempts(ctx, wc, w, dlid)
+	resp := &w.Resp
+	if err != nil {
+		var fe *FatalError
+		if errors.As(err, &fe) || (ctx.Err() != nil && err == ctx.Err()) {
+			return err // the work stops: not this SMP's failure
+		}
+		return q.fail(path, attr, mod, err)
+	}
+	// The header fields are checked in place: no need to decode the
+	// whole MAD (paths included) to read its data.
+	if resp[0] != 1 || (resp[1] != smp.ClassDirectRoute && resp[1] != smp.ClassLIDRouted) {
+		return q.fail(path, attr, mod, fmt.Errorf("bad response: not an SMP (version %d class 0x%x)", resp[0], resp[1]))
+	}
+	if rattr := uint16(resp[16])<<8 | uint16(resp[17]); rattr != attr || resp[3]&smp.MethodResponseFlag == 0 {
+		return q.fail(path, attr, mod, fmt.Errorf("response for attribute 0x%x method 0x%x", rattr, resp[3]))
+	}
+	st := uint16(resp[4])<<8 | uint16(resp[5])
+	if resp[1] == smp.ClassDirectRoute {
+		st &^= smp.StatusDirection
+	}
+	if st != 0 {
+		return q.fail(path, attr, mod, &smp.StatusError{Status: st})
+	}
+	copy(out, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
+	return nil
+}
+
+// attempts sends w.Buf to dlid and waits for the answer in w.Resp: the
+// short and full attempts, the Window, the round-trip estimates. It
+// returns nil, a timeout after the last attempt (wrapping
+// transport.ErrTimeout), ctx's error, transport.ErrReadOnly, or a
+// *FatalError.
+func (q *Querier) attempts(ctx context.Context, wc *workerCtx, w *model.MADWrapper, dlid uint16) error {
 	timeout := q.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	resp := &w.Resp
+	var err error
 	// Short first attempts (a timeout estimated from the round trips,
 	// doubled on each loss) do not use up retries: after them the SMP
 	// still gets Retries+1 attempts of the full Timeout.
@@ -266,29 +301,43 @@ func (q *Querier) do(ctx context.Context, dlid uint16, m *smp.MAD, path smp.DRPa
 			// The attempt's own deadline passed: a timeout, whatever
 			// error the transport chose to report it with.
 			err = fmt.Errorf("%w (%w)", transport.ErrTimeout, err)
+		} else if errors.Is(err, transport.ErrReadOnly) {
+			return err // a Set refused before it was sent: not the transport's failure
 		} else if !errors.Is(err, transport.ErrTimeout) {
 			return &FatalError{err}
 		}
 	}
-	if err != nil {
-		return q.fail(path, attr, mod, err)
+	return err
+}
+
+// Exchange sends req, a MAD of any class (a PerfMgt GMP to a port's LID,
+// say), to dlid and waits for its answer in resp, by the rules Get
+// follows for SMPs: a wait per attempt (the full Timeout through a peer
+// that queues), Retries more attempts after a timeout, and no more in
+// flight than the Window allows. A timeout after the last attempt wraps
+// transport.ErrTimeout; a transport failure is a *FatalError; a Set the
+// transport refuses as read-only is transport.ErrReadOnly; cancellation
+// returns ctx.Err(). The answer is not checked, nor is a failure
+// recorded in Errors: the caller decodes it.
+func (q *Querier) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if len(req) < smp.MADSize || len(resp) < smp.MADSize {
+		return fmt.Errorf("querier exchange: buffers of %d and %d bytes, want %d", len(req), len(resp), smp.MADSize)
 	}
-	// The header fields are checked in place: no need to decode the
-	// whole MAD (paths included) to read its data.
-	if resp[0] != 1 || (resp[1] != smp.ClassDirectRoute && resp[1] != smp.ClassLIDRouted) {
-		return q.fail(path, attr, mod, fmt.Errorf("bad response: not an SMP (version %d class 0x%x)", resp[0], resp[1]))
+	pool := q.madPool()
+	wc, _ := ctx.(*workerCtx)
+	var w *model.MADWrapper
+	if wc != nil {
+		w = wc.mad(pool)
+	} else {
+		w = pool.Get()
+		defer pool.Put(w)
 	}
-	if rattr := uint16(resp[16])<<8 | uint16(resp[17]); rattr != attr || resp[3]&smp.MethodResponseFlag == 0 {
-		return q.fail(path, attr, mod, fmt.Errorf("response for attribute 0x%x method 0x%x", rattr, resp[3]))
+	w.DLID, w.Path, w.Attr, w.AttrMod, w.Retries = dlid, smp.DRPath{}, 0, 0, 0
+	copy(w.Buf[:], req[:smp.MADSize])
+	if err := q.attempts(ctx, wc, w, dlid); err != nil {
+		return err
 	}
-	st := uint16(resp[4])<<8 | uint16(resp[5])
-	if resp[1] == smp.ClassDirectRoute {
-		st &^= smp.StatusDirection
-	}
-	if st != 0 {
-		return q.fail(path, attr, mod, &smp.StatusError{Status: st})
-	}
-	copy(out, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
+	copy(resp, w.Resp[:])
 	return nil
 }
 

@@ -87,10 +87,18 @@ type Conn struct {
 	Sim *sim.Fabric
 	// Warnings are the warnings Open had (also given to Options.Warn).
 	Warnings []string
+
+	// peer is the ibsim client, when the transport is one.
+	peer ibsimConn
 }
 
 // Limits are the transport's (see transport.Limits).
 func (c *Conn) Limits() transport.Limits { return transport.LimitsOf(c.Transport) }
+
+// PeerGone reports whether the ibsim the connection was attached through
+// went away (ended, or restarted: it no longer knows this client); Open
+// again to reattach. Always false for other transports.
+func (c *Conn) PeerGone() bool { return c.peer != nil && c.peer.PeerGone() }
 
 // Errors of Open.
 var (
@@ -151,7 +159,7 @@ func open(ctx context.Context, o Options) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Conn{Transport: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
+		return &Conn{Transport: c, peer: c, Desc: fmt.Sprintf("ibsim %q slot %d at %q", cfg.SockName, c.Slot(), c.AttachedNode())}, nil
 	}
 	if goos != "linux" {
 		return nil, ErrUmadLinuxOnly
@@ -315,4 +323,5 @@ type ibsimConn interface {
 	transport.Transport
 	Slot() int
 	AttachedNode() string
+	PeerGone() bool
 }

@@ -51,6 +51,8 @@ type Client struct {
 	// released is set by whoever writes DISCONNECT (Close or Abort): a
 	// second DISCONNECT could free a slot ibsim gave someone else since.
 	released atomic.Bool
+	// gone: a send found ibsim's socket gone (see PeerGone)
+	gone atomic.Bool
 
 	// ctlGen numbers control exchanges; the AfterFunc that cuts an
 	// exchange short on ctx cancellation acts only while its exchange is
@@ -603,6 +605,10 @@ func (c *Client) connectOnce(ctx context.Context, info ClientInfo) (ClientInfo, 
 			// ibsim's socket is gone (unix), or an ICMP error for its
 			// port (inet): nothing is left to answer this CONNECT.
 			return ClientInfo{}, c.notRunning(err)
+		case !sent && errors.Is(err, transport.ErrTimeout):
+			// The CONNECT could not even be queued: ibsim's socket
+			// queue stayed full (ibsim does not read it).
+			return ClientInfo{}, fmt.Errorf("ibsim's request queue stayed full for %v, so it took no CONNECT: it is not reading requests (stopped, or overloaded?): %w", limit, transport.ErrTimeout)
 		case sent:
 			// The answer may be here already (ctx was cancelled as it
 			// came): then we can settle it ourselves.
@@ -1232,6 +1238,10 @@ func (c *Client) Exchange(ctx context.Context, dlid uint16, req, resp []byte) er
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = transport.ErrTimeout
 		}
+		if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOTCONN) {
+			c.gone.Store(true)
+			err = fmt.Errorf("%w: it ended or restarted since this client attached (%w)", ErrNotRunning, err)
+		}
 		return c.opErr("send", err)
 	}
 	if h := testHookSent; h != nil {
@@ -1288,6 +1298,12 @@ func (c *Client) isClosed() bool {
 }
 
 // deadErr is the error of an Exchange the stopped reader ended.
+// PeerGone reports whether ibsim went away since the client attached: a
+// request found its socket gone (ibsim ended, or ended and was started
+// again, which does not know this client). Such a client never works
+// again; Dial anew.
+func (c *Client) PeerGone() bool { return c.gone.Load() }
+
 func (c *Client) deadErr() error {
 	if c.isClosed() {
 		return c.opErr("exchange", transport.ErrClosed)

@@ -585,9 +585,12 @@ func TestNoAnswerTimeout(t *testing.T) {
 	resp := make([]byte, smp.MADSize)
 	within := func(what string, c *Client, ctx context.Context) error { return exchangeEnds(t, what, c, ctx, req) }
 
-	// Without a ctx deadline, Config.Timeout ends the wait (not before).
+	// Without a ctx deadline, Config.Timeout ends the wait (not before,
+	// and not a deadlineMargin after).
 	start := time.Now()
-	err = within("no deadline", c, context.Background())
+	err = endsBy(t, "no deadline", start.Add(150*time.Millisecond), func() error {
+		return within("no deadline", c, context.Background())
+	})
 	if el := time.Since(start); !errors.Is(err, transport.ErrTimeout) || el < 150*time.Millisecond {
 		t.Fatalf("no deadline: %v after %v", err, el)
 	}
@@ -599,7 +602,8 @@ func TestNoAnswerTimeout(t *testing.T) {
 	defer long.Close()
 	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer dcancel()
-	if err := within("ctx deadline", long, dctx); !errors.Is(err, transport.ErrTimeout) {
+	dl, _ := dctx.Deadline()
+	if err := endsBy(t, "ctx deadline", dl, func() error { return within("ctx deadline", long, dctx) }); !errors.Is(err, transport.ErrTimeout) {
 		t.Fatalf("ctx deadline: %v", err)
 	}
 	cctx, ccancel := context.WithCancel(context.Background())
@@ -615,6 +619,30 @@ func TestNoAnswerTimeout(t *testing.T) {
 	c.mu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d calls left pending", n)
+	}
+}
+
+// deadlineMargin is how late after its deadline a wait may end: generous
+// for a busy machine (the janitor's period is 5 ms), and short enough
+// that a deadline enforced a second late fails.
+const deadlineMargin = 500 * time.Millisecond
+
+// endsBy runs fn and returns its error; it fails the test when fn is
+// still running deadlineMargin after deadline. The bound is a timer
+// armed when fn starts, an event on the same clock and scheduler as the
+// deadline fn should keep, so a slow machine delays both.
+func endsBy(t *testing.T, what string, deadline time.Time, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	late := time.NewTimer(time.Until(deadline) + deadlineMargin)
+	defer late.Stop()
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-late.C:
+		t.Fatalf("%s: still waiting %v after its deadline", what, deadlineMargin)
+		return nil
 	}
 }
 
@@ -821,7 +849,7 @@ func TestDialWaitsForSimulator(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	cmd := exec.Command("ibsim", "-s", "-n", exampleNet)
 	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+name)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ibsimtest.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -931,7 +959,7 @@ func TestInetMode(t *testing.T) {
 	ibsimtest.Require(t)
 	port := 20000 + os.Getpid()%20000
 	cmd := exec.Command("ibsim", "-s", "-n", "-r", "-l", strconv.Itoa(port), exampleNet)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ibsimtest.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,21 +23,30 @@ import (
 // is gone. So whoever gives up on such a CONNECT hands both sockets to a
 // lingerer: a copy of the running executable started with lingerEnv set
 // and the sockets as descriptors 3 (control) and 4 (data), in its own
-// session so that terminal signals do not reach it. It waits for ibsim's
-// answer, releases the slot with DISCONNECT and exits; it gives up after
-// lingerLimit, and earlier when ibsim's socket disappears (ibsim ended).
+// session so that terminal signals do not reach it, in "/" so that it
+// does not keep the caller's working directory (and its mount) busy. It waits for ibsim's answer, releases the slot
+// with DISCONNECT and exits. It never gives up while ibsim lives (a
+// stopped or stalled ibsim is waited for, however long): it ends only
+// when ibsim's socket disappears (ibsim ended) or ibsim answers. It
+// ignores the signals a terminal or a careless kill sends (SIGINT,
+// SIGHUP, SIGQUIT, SIGTERM, SIGPIPE); a SIGKILL of it makes ibsim exit
+// when it answers the CONNECT. It keeps little memory: one P
+// (GOMAXPROCS=1), and the executable's read-only pages paged out once
+// it runs (read back only as far as its loop needs them).
 // When it cannot be started, a goroutine does the same for as long as
 // the process lives.
 
 // lingerEnv selects the lingerer in a re-executed binary; its value is
-// the limit (a time.Duration string).
+// how often it checks that ibsim is still there (a time.Duration string;
+// tests shorten it).
 const lingerEnv = "IBDIAG_IBSIM_LINGER"
-
-// lingerLimit bounds how long a lingerer waits for ibsim's answer.
-const lingerLimit = 30 * time.Minute
 
 // lingerProbe is how often a lingerer checks that ibsim is still there.
 const lingerProbe = 2 * time.Second
+
+// testLingerProbe, when set (tests), is the probe period handed to the
+// lingerer process.
+var testLingerProbe time.Duration
 
 // testHookLinger, if set, gets the lingerer process (tests wait for it).
 var testHookLinger func(p *os.Process)
@@ -65,7 +77,7 @@ func (c *Client) handOff() {
 		}
 		return
 	}
-	go linger(c.ctl, c.data, lingerLimit)
+	go linger(c.ctl, c.data, lingerProbe)
 }
 
 // spawnLingerer starts the lingerer process with copies of the sockets.
@@ -92,8 +104,14 @@ func spawnLingerer(ctl, data net.Conn) (*os.Process, error) {
 		return nil, err
 	}
 	defer unix.Close(null)
+	probe := lingerProbe
+	if testLingerProbe > 0 {
+		probe = testLingerProbe
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"ibsim-linger"}, &syscall.ProcAttr{
-		Env:   []string{lingerEnv + "=" + lingerLimit.String()},
+		Dir: "/",
+		// One P: the lingerer only waits, and every P costs memory.
+		Env:   []string{lingerEnv + "=" + probe.String(), "GOMAXPROCS=1", "GOGC=20"},
 		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(cfd), uintptr(dfd)},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
@@ -123,35 +141,67 @@ func dupConn(c net.Conn) (int, error) {
 
 // lingerMain is the lingerer process.
 func lingerMain(arg string) int {
-	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGPIPE, unix.SIGQUIT)
-	limit, err := time.ParseDuration(arg)
-	if err != nil || limit <= 0 {
-		limit = lingerLimit
+	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGPIPE, unix.SIGQUIT, unix.SIGTERM)
+	probe, err := time.ParseDuration(arg)
+	if err != nil || probe <= 0 {
+		probe = lingerProbe
 	}
 	ctl, err := fdConn(3, "ibsim-ctl")
 	if err != nil {
 		return 1
 	}
 	data := os.NewFile(4, "ibsim-data")
-	linger(ctl, data, limit)
+	debug.FreeOSMemory()
+	dropReadOnlyPages()
+	linger(ctl, data, probe)
 	return 0
 }
 
-// linger waits up to limit for ibsim's answer to the CONNECT sent on
-// ctl, then releases the slot it got. data (our :in<id> socket) stays
-// open until then.
-func linger(ctl net.Conn, data io.Closer, limit time.Duration) {
+// dropReadOnlyPages asks the kernel to page out this process's read-only
+// file-backed mappings (the executable's code and constants, which
+// package initialisation touched far beyond what the lingerer runs).
+// MADV_PAGEOUT loses nothing: clean pages are read back in when used
+// again, and pages other processes map too are left alone. Writable
+// mappings are not touched.
+func dropReadOnlyPages() {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		// address perms offset dev inode [path]
+		if len(f) < 6 || f[1][1] == 'w' || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || end <= start {
+			continue
+		}
+		unix.Syscall(unix.SYS_MADVISE, uintptr(start), uintptr(end-start), unix.MADV_PAGEOUT)
+	}
+}
+
+// linger waits for ibsim's answer to the CONNECT sent on ctl, for as long
+// as ibsim lives (checked every probe), then releases the slot it got.
+// data (our :in<id> socket) stays open until then.
+func linger(ctl net.Conn, data io.Closer, probe time.Duration) {
 	defer data.Close()
 	defer ctl.Close()
-	end := time.Now().Add(limit)
 	var buf [CtlSize + 16]byte
-	for time.Now().Before(end) {
-		ctl.SetReadDeadline(minTime(end, time.Now().Add(lingerProbe)))
+	for {
+		ctl.SetReadDeadline(time.Now().Add(probe))
 		n, err := ctl.Read(buf[:])
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// Still nothing: is ibsim still there? It ignores a datagram
-			// of one byte without a word.
-			ctl.SetWriteDeadline(time.Now().Add(lingerProbe))
+			// of one byte without a word. A write that cannot be queued
+			// (a stopped ibsim's queue is full) says it is.
+			ctl.SetWriteDeadline(time.Now().Add(probe))
 			if _, err := ctl.Write(buf[:1]); errors.Is(err, unix.ECONNREFUSED) {
 				return
 			}
@@ -189,11 +239,4 @@ func linger(ctl net.Conn, data io.Closer, limit time.Duration) {
 			}
 		}
 	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

@@ -5,12 +5,15 @@ package ibsim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -83,7 +86,16 @@ func TestGiveUpConnectToStoppedSimulator(t *testing.T) {
 				testHookCtlSent = nil
 				cfg.ConnectTimeout = 20 * time.Millisecond
 			}
-			_, err := Dial(ctx, cfg)
+			var err error
+			if how == "limit" {
+				// The CONNECT limit is kept: Dial ends by it, not later.
+				err = endsBy(t, "Dial with a 20ms CONNECT limit", time.Now().Add(cfg.ConnectTimeout), func() error {
+					_, err := Dial(ctx, cfg)
+					return err
+				})
+			} else {
+				_, err = Dial(ctx, cfg)
+			}
 			syscall.Kill(s.PID(), syscall.SIGCONT)
 			switch how {
 			case "cancel":
@@ -296,4 +308,104 @@ func TestDialNoSimulatorInet(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("Dial waited for its ctx")
 	}
+}
+
+// A lingerer never gives up while ibsim lives: with ibsim stopped far
+// longer than the lingerer's probe period (every probe finds ibsim's
+// queue full or unread), it is still there, in "/" (no mount kept busy);
+// ibsim, continued, answers it and keeps running, and a fresh client
+// works. (A lingerer that gave up, or was killed, made ibsim exit:
+// "ibpanic: sim_ctl_new_client: can't connect to in socket".)
+func TestLingererOutlivesStalledSimulator(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet, ibsimtest.WithConsole())
+	lingerers := make(chan *os.Process, 1)
+	testHookLinger = func(p *os.Process) { lingerers <- p }
+	testLingerProbe = 20 * time.Millisecond
+	defer func() { testHookLinger, testLingerProbe = nil, 0 }()
+
+	syscall.Kill(s.PID(), syscall.SIGSTOP)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := Dial(ctx, Config{SockName: s.SockName, ConnectTimeout: 20 * time.Millisecond})
+	if !errors.Is(err, transport.ErrTimeout) {
+		syscall.Kill(s.PID(), syscall.SIGCONT)
+		t.Fatalf("Dial to a stopped ibsim: %v", err)
+	}
+	var p *os.Process
+	select {
+	case p = <-lingerers:
+	default:
+		syscall.Kill(s.PID(), syscall.SIGCONT)
+		t.Fatal("no lingerer took the unanswered CONNECT")
+	}
+	// The stall: 150 probe periods, each probe queued or refused by a
+	// full queue. A lingerer that ends meanwhile is a failure.
+	ended := make(chan error, 1)
+	go func() { _, err := p.Wait(); ended <- err }()
+	select {
+	case err := <-ended:
+		syscall.Kill(s.PID(), syscall.SIGCONT)
+		t.Fatalf("the lingerer ended while ibsim was stopped (%v)", err)
+	case <-time.After(150 * testLingerProbe):
+	}
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p.Pid))
+	if err != nil || cwd != "/" {
+		t.Errorf("the lingerer's working directory: %q (%v), want /", cwd, err)
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid)); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "VmRSS:") || strings.HasPrefix(l, "Threads:") {
+				t.Logf("lingerer %s", strings.Join(strings.Fields(l), " "))
+			}
+		}
+	}
+	syscall.Kill(s.PID(), syscall.SIGCONT)
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("lingerer: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		p.Kill()
+		t.Fatal("the lingerer did not end within 30s of ibsim continuing")
+	}
+	if out := s.Console(t, "Attached"); strings.Contains(out, "Client") {
+		t.Fatalf("slot still taken after the lingerer ended:\n%s", out)
+	}
+	allSlotsFree(t, s)
+}
+
+// CONNECT to an ibsim whose request queue is full (stopped, and its
+// queue filled by others): the error says so, not just "timed out".
+func TestConnectQueueFull(t *testing.T) {
+	s := ibsimtest.Start(t, exampleNet)
+	syscall.Kill(s.PID(), syscall.SIGSTOP)
+	defer syscall.Kill(s.PID(), syscall.SIGCONT)
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, unixName(s.SockName+":ctl")); err != nil {
+		t.Fatal(err)
+	}
+	// ibsim ignores datagrams of one byte; these only fill its queue.
+	for i := 0; ; i++ {
+		if _, err := unix.Write(fd, []byte{0}); errors.Is(err, unix.EAGAIN) {
+			break
+		} else if err != nil || i > 1<<16 {
+			t.Fatalf("filling ibsim's queue: %v after %d datagrams", err, i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = Dial(ctx, Config{SockName: s.SockName, ConnectTimeout: 50 * time.Millisecond})
+	if !errors.Is(err, transport.ErrTimeout) || !strings.Contains(err.Error(), "ibsim's request queue stayed full for 50ms, so it took no CONNECT") {
+		t.Fatalf("Dial to a full queue: %v", err)
+	}
+	syscall.Kill(s.PID(), syscall.SIGCONT)
+	if !s.Alive() {
+		t.Fatalf("ibsim exited:\n%s", s.Log())
+	}
+	allSlotsFree(t, s)
 }

@@ -98,8 +98,9 @@ func PortName(p *model.PhysPort) string {
 
 // Resolve follows the forwarding tables from src to dst's base LID and
 // computes the address vector with src's base LID as SLID. It fails with
-// a *routing.RouteError when the route breaks, and with ErrNoLID when
-// either end has no LID.
+// a *routing.RouteError when the route breaks, with a
+// *routing.PortStateError (routing.ErrNotActive) when a port it uses is
+// not Active, and with ErrNoLID when either end has no LID.
 func Resolve(f *model.Fabric, t *routing.Tables, src, dst *model.Port) (*Path, error) {
 	if src == nil || dst == nil || src.Phys == nil || dst.Phys == nil {
 		return nil, ErrNilPort
@@ -131,6 +132,11 @@ func ResolveLIDs(f *model.Fabric, t *routing.Tables, src *model.Port, slid uint1
 	}
 	hops, arrived, err := routing.Trace(f, t, src.Phys, dlid)
 	if err != nil {
+		return nil, err
+	}
+	// The port-state rule: a route through a port that is not Active
+	// carries no data (see routing.CheckActive).
+	if err := routing.CheckActive(src.Phys, hops, arrived); err != nil {
 		return nil, err
 	}
 	p := &Path{Src: src, Dst: dst, Hops: hops, DstPhys: arrived}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
 // Lookup returns the sample read from port num of n, or nil when that
@@ -115,10 +116,15 @@ type LinkIncrease struct {
 }
 
 // LinkIncreases lists, in f.Links order, the links of f whose error
-// counters (PortXmitWait included) grew from prev to cur.
+// counters (PortXmitWait included) grew from prev to cur. A link with an
+// end that is not Active (routing.PortActive) is left out: such a port
+// discards whatever is routed to it, the reader's own queries included.
 func LinkIncreases(f *model.Fabric, prev, cur Snapshot) []LinkIncrease {
 	var out []LinkIncrease
 	f.Links(func(a, b *model.PhysPort) {
+		if !routing.PortActive(a) || !routing.PortActive(b) {
+			return
+		}
 		l := LinkIncrease{A: a, B: b, Interval: cur.At.Sub(prev.At)}
 		for _, p := range []*model.PhysPort{a, b} {
 			if inc, ok := increase(prev, cur, p); ok {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
 
@@ -20,13 +20,19 @@ var ErrNoLID = errors.New("port has no LID")
 
 // Config says how to read the counters.
 type Config struct {
+	// Querier sends the PerfMgt MADs by the rules discovery's SMPs
+	// follow (Querier.Exchange: per-attempt timeout, retries, the full
+	// timeout and a bounded window through a peer that queues, as ibsim
+	// does). When nil, Read uses one over Transport with Timeout and
+	// Retries and the window discovery would use for Outstanding.
+	Querier   *discover.Querier
 	Transport transport.Transport
 	// Timeout per attempt (default discover.DefaultTimeout) and further
-	// attempts after a timeout.
+	// attempts after a timeout (used without a Querier).
 	Timeout time.Duration
 	Retries int
-	// Outstanding is the number of nodes read at once; each node has at
-	// most one MAD outstanding, so this is also the MADs on the wire.
+	// Outstanding bounds the nodes read at once (each node has at most
+	// one MAD outstanding); the Querier's window bounds it further.
 	Outstanding int
 	// Thresholds decide which ports are reported (and, on switches with
 	// AllPortSelect, whether the ports are read one by one at all).
@@ -166,10 +172,20 @@ func (r *Report) Summary() (nodes, badNodes, ports, badPorts int) {
 // returns an error only when the transport fails or ctx ends; failed
 // queries are in the report.
 func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
-	r := &reader{cfg: cfg}
-	if r.cfg.Timeout <= 0 {
-		r.cfg.Timeout = discover.DefaultTimeout
+	r := &reader{cfg: cfg, q: cfg.Querier}
+	if r.q == nil {
+		r.q = &discover.Querier{Transport: cfg.Transport, Timeout: cfg.Timeout, Retries: cfg.Retries,
+			Window: discover.WindowFor(cfg.Transport, max(1, cfg.Outstanding), false)}
 	}
+	workers := cfg.Outstanding
+	if workers <= 0 {
+		workers = discover.DefaultOutstanding
+	}
+	if r.q.Window != nil {
+		// more would only wait for room in the window
+		workers = min(workers, r.q.Window.Max())
+	}
+	mads := r.q.SMPs()
 	// ibqueryerrors' order: the reverse of libibnetdisc's.
 	var nodes []*model.Node
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
@@ -178,10 +194,10 @@ func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
 		}
 	}
 	rep := &Report{Thresholds: cfg.Thresholds, Nodes: make([]NodeReport, len(nodes))}
-	err := discover.Parallel(ctx, cfg.Outstanding, len(nodes), func(ctx context.Context, i int) error {
+	err := discover.Parallel(ctx, workers, len(nodes), func(ctx context.Context, i int) error {
 		return r.node(ctx, nodes[i], &rep.Nodes[i])
 	})
-	rep.MADs = r.mads.Load()
+	rep.MADs = r.q.SMPs() - mads
 	for i := range rep.Nodes {
 		nr := &rep.Nodes[i]
 		if nr.CapErr != nil {
@@ -200,12 +216,13 @@ func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
 }
 
 type reader struct {
-	cfg  Config
-	mads atomic.Int64
+	cfg Config
+	q   *discover.Querier
 }
 
-// get sends one PerfMgt request and returns its data area. Timeouts are
-// retried; a transport failure is a *discover.FatalError.
+// get sends one PerfMgt request through the Querier and returns its data
+// area. Timeouts are retried; a transport failure is a
+// *discover.FatalError.
 func (r *reader) get(ctx context.Context, n *model.Node, lid uint16, port int, m pma.MAD, out *[pma.DataSize]byte) *QueryError {
 	qe := func(err error) *QueryError {
 		return &QueryError{Node: n, LID: lid, Port: port, Attr: m.AttrID, Err: err}
@@ -213,36 +230,25 @@ func (r *reader) get(ctx context.Context, n *model.Node, lid uint16, port int, m
 	if lid == 0 {
 		return qe(ErrNoLID)
 	}
+	// The port-state rule (routing.PortActive): a GMP to a port that is
+	// not Active is dropped on the way, and counted as a discard by the
+	// port that sends it there. It is not sent: it fails at once, as
+	// ibqueryerrors' query there fails by timing out.
+	target := n.Port(port)
+	if n.IsSwitch() {
+		target = n.Port(0)
+	}
+	if target != nil && !routing.PortActive(target) {
+		return qe(&routing.PortStateError{Port: target})
+	}
 	var req, resp [pma.MADSize]byte
 	if err := m.MarshalTo(req[:]); err != nil {
 		return qe(err)
 	}
-	var err error
-	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
+	if err := r.q.Exchange(ctx, lid, req[:], resp[:]); err != nil {
 		if ctx.Err() != nil {
 			return qe(ctx.Err())
 		}
-		r.mads.Add(1)
-		actx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-		err = r.cfg.Transport.Exchange(actx, lid, req[:], resp[:])
-		expired := actx.Err() != nil
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return qe(ctx.Err())
-		}
-		if errors.Is(err, transport.ErrReadOnly) {
-			return qe(err) // a Set refused before it was sent
-		}
-		if expired {
-			err = fmt.Errorf("%w (%w)", transport.ErrTimeout, err)
-		} else if !errors.Is(err, transport.ErrTimeout) {
-			return qe(&discover.FatalError{Err: err})
-		}
-	}
-	if err != nil {
 		return qe(err)
 	}
 	var rm pma.MAD

@@ -20,6 +20,10 @@ const (
 	// KindTransitCA: a switch routes the LID to a CA or router that does
 	// not own it.
 	KindTransitCA = "transit-ca"
+	// KindNotActive: a switch routes the LID to a port whose link is not
+	// Active at one end or the other (see PortActive: it carries no
+	// data); Err is the *PortStateError naming the port.
+	KindNotActive = "not-active"
 	// KindLonger: the route works but has more hops than the minimum.
 	KindLonger = "longer-than-min-hop"
 )
@@ -51,7 +55,8 @@ type Finding struct {
 	// (KindLonger).
 	Hops, MinHops int
 	// Err is the matching route error (ErrBlackHole, ErrDownPort, ErrLoop,
-	// ErrNoTable, ErrTransitCA), nil for KindLonger.
+	// ErrNoTable, ErrTransitCA, a *PortStateError for KindNotActive), nil
+	// for KindLonger.
 	Err error
 }
 
@@ -100,7 +105,8 @@ type checkNode struct {
 // Check follows, through the forwarding tables t, the route from every
 // switch of f to every LID owned by a port of f (1..MaxLID), and reports
 // black holes, routes to ports without a link, loops, switches without a
-// table, routes through a CA, and (when h is not nil) routes longer than
+// table, routes through a CA, routes over a link that is not Active, and
+// (when h is not nil) routes longer than
 // the least hop count of h. Routes are resolved once per switch and LID
 // (a route shares the outcome of the switch it goes to), so the cost is
 // O(switches × LIDs).
@@ -254,6 +260,11 @@ func step(cn *checkNode, dlid uint16, idx map[*model.Node]int32, res *CheckResul
 		return broken(KindDownPort, ErrDownPort, out)
 	}
 	r := pp.Remote
+	for _, end := range [2]*model.PhysPort{pp, r} {
+		if !PortActive(end) {
+			return broken(KindNotActive, &PortStateError{Port: end}, out)
+		}
+	}
 	if !r.Node.IsSwitch() {
 		if owns(r, dlid) {
 			return 1, true

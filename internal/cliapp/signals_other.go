@@ -1,0 +1,11 @@
+//go:build !unix
+
+package cliapp
+
+import "os"
+
+// raiseAbort ends the process as an abort does.
+func raiseAbort() { os.Exit(2) }
+
+// watchReader does nothing where pipes cannot be polled for their reader.
+func (p *pipeWriter) watchReader() (stop func()) { return func() {} }

@@ -1,0 +1,294 @@
+// Package avwatch follows the address vectors toward a set of
+// destinations from one fabric sweep to the next: it keeps each
+// destination's AVs in a model.AVTracker and says, after every sweep,
+// what changed (a new AV, fields that differ, a destination that became
+// unreachable or reachable again) as events for a command to print.
+package avwatch
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// Kind is what an event says about a destination.
+type Kind string
+
+// Event kinds.
+const (
+	// NewAV: the first AV resolved toward the destination.
+	NewAV Kind = "new"
+	// Changed: the AV differs from the last one (Changes lists how), or
+	// the destination is reachable again (Changes may then be empty).
+	Changed Kind = "change"
+	// Unreachable: no AV could be resolved (Err says why).
+	Unreachable Kind = "unreachable"
+)
+
+// Change is one field of an AV that changed.
+type Change struct {
+	Field string `json:"field"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
+}
+
+// Retired is an AV no longer current but still referenced.
+type Retired struct {
+	AV   *model.AV
+	Refs uint32
+}
+
+// Event is one change toward one destination.
+type Event struct {
+	// Target is the destination as the user gave it.
+	Target string
+	Kind   Kind
+	// Err is why the destination is unreachable (Kind Unreachable).
+	Err string
+	// Changes lists the fields that changed (Kind Changed).
+	Changes []Change
+	// Was, on a Changed event that ends an unreachable spell, is why the
+	// destination was unreachable (say, a port on the route that was
+	// Initialize, not Active, and is now).
+	Was string
+	// AV is the current AV (nil: none) and Route the ports it leaves
+	// through.
+	AV    *model.AV
+	Route string
+	// Retired lists the AVs no longer current that are still referenced.
+	Retired []Retired
+}
+
+// Target is one watched destination.
+type Target struct {
+	spec string
+	tr   model.AVTracker
+	// routes holds the route text of every AV still in the tracker.
+	routes map[*model.AV]string
+	// held[i] is the AV referenced by sweep i (nil: none).
+	held []*model.AV
+	// last is the last AV resolved (also after it was cleared).
+	last      *model.AV
+	lastRoute string
+	lastErr   string
+}
+
+// Watcher follows the AVs toward a set of destinations.
+type Watcher struct {
+	hold    int
+	targets []*Target
+}
+
+// New returns a watcher of the destinations named by specs (LID, GUID or
+// node name, as model.Fabric.ResolveLID takes them). Each sweep takes a
+// reference on every current AV and keeps it hold sweeps, as a consumer
+// with sends in flight (0: none).
+func New(hold int, specs []string) *Watcher {
+	w := &Watcher{hold: hold}
+	for _, spec := range specs {
+		t := &Target{spec: spec, routes: make(map[*model.AV]string)}
+		t.tr.Init(func(av *model.AV) { delete(t.routes, av) })
+		w.targets = append(w.targets, t)
+	}
+	return w
+}
+
+// Len is the number of destinations watched.
+func (w *Watcher) Len() int { return len(w.targets) }
+
+// Close releases every destination's tracker.
+func (w *Watcher) Close() {
+	for _, t := range w.targets {
+		t.tr.Destroy()
+	}
+}
+
+// Update resolves every destination on the fabric of a sweep (sweep
+// counts from 0) from the source port src at slid (srcErr: the source
+// could not be resolved) and calls emit for each event, in the order the
+// destinations were given. It stops at the first error emit returns.
+func (w *Watcher) Update(sweep int, f *model.Fabric, tables *routing.Tables, src *model.Port, slid uint16, srcErr error, emit func(*Event) error) error {
+	for _, t := range w.targets {
+		if err := w.update(t, sweep, f, tables, src, slid, srcErr, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SourcePort is the watch's source port and SLID: spec (the LID given,
+// else the port's base LID) or, when spec is empty, local (its base LID).
+func SourcePort(f *model.Fabric, spec string, local *model.Port) (*model.Port, uint16, error) {
+	if spec == "" {
+		if local != nil && local.BaseLID() != 0 {
+			return local, local.BaseLID(), nil
+		}
+		return nil, 0, errors.New("the local port has no LID")
+	}
+	p, lid, err := f.ResolveLID(spec, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("SRC %v", err)
+	}
+	return p, lid, nil
+}
+
+// RouteText names a route by the ports it leaves through.
+func RouteText(p *pathav.Path) string {
+	parts := make([]string, len(p.Hops))
+	for i, h := range p.Hops {
+		parts[i] = pathav.PortName(h.Out)
+	}
+	if len(parts) == 0 {
+		return "(local)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// update resolves one target after a sweep, updates its tracker and
+// emits an event when something changed.
+func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.Tables, src *model.Port, slid uint16, srcErr error, emit func(*Event) error) error {
+	var av *model.AV
+	var route, fail string
+	if srcErr != nil {
+		fail = srcErr.Error()
+	} else if dst, dlid, err := f.ResolveLID(t.spec, nil); err != nil {
+		fail = err.Error()
+	} else if p, err := pathav.ResolveLIDs(f, tables, src, slid, dst, dlid); err != nil {
+		fail = err.Error()
+	} else {
+		a := p.AV
+		av, route = &a, RouteText(p)
+	}
+
+	var err error
+	cur, _ := t.tr.GetCurrent(false)
+	switch {
+	case av == nil:
+		if fail != t.lastErr || cur != nil {
+			t.tr.ClearCurrent()
+			err = emit(t.event(Unreachable, fail, nil))
+		}
+		t.lastErr = fail
+	case cur == nil || Changes(cur, t.routes[cur], av, route) != nil:
+		t.routes[av] = route
+		if e := t.tr.SetCurrent(av); e != nil {
+			return e
+		}
+		kind, diff := NewAV, []Change(nil)
+		if t.last != nil {
+			kind, diff = Changed, Changes(t.last, t.lastRoute, av, route)
+		}
+		if kind == NewAV || len(diff) > 0 || t.lastErr != "" {
+			ev := t.event(kind, "", diff)
+			if kind == Changed {
+				ev.Was = t.lastErr
+			}
+			err = emit(ev)
+		}
+		t.last, t.lastRoute, t.lastErr = av, route, ""
+	}
+
+	// This sweep's reference on the current AV; release the one taken
+	// hold sweeps ago.
+	var ref *model.AV
+	if w.hold > 0 {
+		ref, _ = t.tr.GetCurrent(true)
+	}
+	t.held = append(t.held, ref)
+	if i := sweep - w.hold; i >= 0 && i < len(t.held) {
+		if old := t.held[i]; old != nil {
+			if e := t.tr.DecRef(old); e != nil {
+				return fmt.Errorf("%s: releasing AV: %w", t.spec, e)
+			}
+			t.held[i] = nil
+		}
+	}
+	return err
+}
+
+// event is an event of t with its current and retired AVs.
+func (t *Target) event(kind Kind, fail string, diff []Change) *Event {
+	ev := &Event{Target: t.spec, Kind: kind, Err: fail, Changes: diff}
+	if cur, _ := t.tr.GetCurrent(false); cur != nil {
+		ev.AV, ev.Route = cur, t.routes[cur]
+	}
+	for _, av := range t.tr.Retired() {
+		if n, ok := t.tr.Refs(av); ok {
+			ev.Retired = append(ev.Retired, Retired{av, n})
+		}
+	}
+	return ev
+}
+
+// RateText is a static rate code as "N Gb/s".
+func RateText(code uint8) string { return pathav.GbpsText(code) + " Gb/s" }
+
+// Changes lists the fields that differ between two AVs and their routes
+// (nil: none).
+func Changes(a *model.AV, aRoute string, b *model.AV, bRoute string) []Change {
+	var out []Change
+	add := func(field, x, y string) {
+		if x != y {
+			out = append(out, Change{field, x, y})
+		}
+	}
+	num := func(v int) string { return strconv.Itoa(v) }
+	add("dlid", num(int(a.DLID)), num(int(b.DLID)))
+	add("slid", num(int(a.SLID)), num(int(b.SLID)))
+	add("sl", num(int(a.SL)), num(int(b.SL)))
+	add("mtu", smp.MTUText(a.MTU), smp.MTUText(b.MTU))
+	add("rate", RateText(a.Rate), RateText(b.Rate))
+	add("hops", num(int(a.HopCount)), num(int(b.HopCount)))
+	add("mtu set by", a.MTULimit, b.MTULimit)
+	add("rate set by", a.RateLimit, b.RateLimit)
+	add("route", aRoute, bRoute)
+	return out
+}
+
+// AVText is an AV in one line: "dlid D slid S sl L mtu M rate R hops H".
+func AVText(av *model.AV) string {
+	return fmt.Sprintf("dlid %d slid %d sl %d mtu %s rate %s hops %d", av.DLID, av.SLID, av.SL,
+		smp.MTUText(av.MTU), RateText(av.Rate), av.HopCount)
+}
+
+// Text is the event in one line without the time and the destination:
+// "AV … via …", "unreachable: …", "reachable again (was: why): AV …"
+// and the changed fields ("mtu 4096 → 2048, …"), or the changed fields
+// alone, then the AVs retired but still referenced.
+func (e *Event) Text() string {
+	var b strings.Builder
+	switch e.Kind {
+	case NewAV:
+		fmt.Fprintf(&b, "AV %s via %s", AVText(e.AV), e.Route)
+	case Unreachable:
+		fmt.Fprintf(&b, "unreachable: %s", e.Err)
+	default:
+		if e.Was != "" {
+			fmt.Fprintf(&b, "reachable again (was: %s): AV %s", e.Was, AVText(e.AV))
+			if len(e.Changes) > 0 {
+				b.WriteString("; ")
+			}
+		} else if len(e.Changes) == 0 {
+			fmt.Fprintf(&b, "reachable again: AV %s", AVText(e.AV))
+		}
+		for i, d := range e.Changes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %s → %s", d.Field, d.Old, d.New)
+		}
+	}
+	if len(e.Retired) > 0 {
+		b.WriteString("; retired, still referenced:")
+		for _, r := range e.Retired {
+			fmt.Fprintf(&b, " [%s: %d ref]", AVText(r.AV), r.Refs)
+		}
+	}
+	return b.String()
+}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -266,6 +267,12 @@ var ErrUmadLinuxOnly = errors.New("kernel InfiniBand devices (umad) are Linux-on
 // sets it to a test-hook event).
 var ConnectSent func()
 
+// Answered, when not nil, is called once, with Open's context, when the
+// opened transport's first exchange is answered; every exchange answered
+// meanwhile waits for it to return (cliapp.Main sets it to a test hook
+// that holds the run there until the run is cancelled).
+var Answered func(ctx context.Context)
+
 // goos is runtime.GOOS (tests change it).
 var goos = runtime.GOOS
 
@@ -274,6 +281,9 @@ var goos = runtime.GOOS
 // warnings go to s.Warn and Fabric.Warnings.
 func Open(ctx context.Context, s Settings) (*Fabric, error) {
 	f, err := open(ctx, s)
+	if err == nil && Answered != nil {
+		f.Transport = &answered{Transport: f.Transport, ctx: ctx, fn: Answered}
+	}
 	if err == nil && !s.AllowSet {
 		f.Transport = transport.ReadOnly(f.Transport)
 	}
@@ -463,3 +473,23 @@ type ibsimConn interface {
 	Slot() int
 	AttachedNode() string
 }
+
+// answered calls fn once, when its transport's first exchange is
+// answered (see Answered).
+type answered struct {
+	transport.Transport
+	ctx  context.Context
+	fn   func(context.Context)
+	once sync.Once
+}
+
+func (a *answered) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	err := a.Transport.Exchange(ctx, dlid, req, resp)
+	if err == nil {
+		a.once.Do(func() { a.fn(a.ctx) })
+	}
+	return err
+}
+
+// Limits are the wrapped transport's.
+func (a *answered) Limits() transport.Limits { return transport.LimitsOf(a.Transport) }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
@@ -28,7 +29,9 @@ import (
 // the three tools go through (a stopped ibsim, the console's X, signals
 // of every kind, a reader that leaves the pipe, -t 1), ibsim stays up
 // and every client slot comes back. It builds the three commands once
-// and serves a 2,144-node fat tree, big enough that a run takes a while.
+// and serves a 2,144-node fat tree. A run is caught under way by the test
+// hook that holds it at its first answer until the signal comes
+// (cliapp.TestHoldEnv), not by the machine being slow.
 func TestSharedIBSim(t *testing.T) {
 	ibsimtest.Require(t)
 	if testing.Short() {
@@ -85,6 +88,11 @@ func TestSharedIBSim(t *testing.T) {
 		}
 	})
 
+	// held: the tools' environment with the test hook that holds a run
+	// at its first answer until it is cancelled (cliapp.TestHoldEnv), so
+	// a signal surely finds the run under way, on a fast machine too.
+	held := append(append([]string(nil), env...), cliapp.TestHoldEnv+"=answer")
+
 	// Each tool, stopped mid-run by each signal while ibsim is stopped
 	// (SIGSTOP): it must end (130) without ibsim's help, and its
 	// DISCONNECT must free the slot once ibsim continues.
@@ -100,28 +108,20 @@ func TestSharedIBSim(t *testing.T) {
 			name := strings.Join(tool, " ") + " " + sig.String()
 			t.Run(name, func(t *testing.T) {
 				args := append(append(append([]string{}, tool[1:]...), ibsimArgs...), "-t", "60000")
-				for attempt := 0; ; attempt++ {
-					p := startTool(t, bins[tool[0]], env, args...)
-					if !waitAttached(t, s, p) {
-						// It finished before we saw it attached: too fast.
-						code := p.wait(t)
-						if attempt < 3 {
-							t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
-							continue
-						}
-						t.Fatalf("never caught %s attached", tool[0])
-					}
-					syscall.Kill(s.PID(), syscall.SIGSTOP)
-					p.cmd.Process.Signal(sig)
-					code := p.wait(t)
-					syscall.Kill(s.PID(), syscall.SIGCONT)
-					if code != exitcode.Interrupted {
-						t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
-					}
-					t.Logf("stderr: %s", strings.Join(p.stderrLines(), "\n"))
-					afterwards(t, name)
-					return
+				p := startTool(t, bins[tool[0]], held, args...)
+				p.waitEvent(t, "hold") // attached, an SMP answered, held until the signal
+				if attachedSlot(t, s) < 0 {
+					t.Fatalf("%s held mid-run, but ibsim lists no client", tool[0])
 				}
+				syscall.Kill(s.PID(), syscall.SIGSTOP)
+				p.cmd.Process.Signal(sig)
+				code := p.wait(t)
+				syscall.Kill(s.PID(), syscall.SIGCONT)
+				if code != exitcode.Interrupted {
+					t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
+				}
+				t.Logf("stderr: %s", strings.Join(p.stderrLines(), "\n"))
+				afterwards(t, name)
 			})
 		}
 	}
@@ -130,30 +130,20 @@ func TestSharedIBSim(t *testing.T) {
 	// one DISCONNECT (written by whichever got there first) frees the
 	// slot once ibsim continues.
 	t.Run("second SIGINT", func(t *testing.T) {
-		for attempt := 0; ; attempt++ {
-			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "60000")...)
-			if !waitAttached(t, s, p) {
-				code := p.wait(t)
-				if attempt < 3 {
-					t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
-					continue
-				}
-				t.Fatal("never caught ibdiscover attached")
-			}
-			syscall.Kill(s.PID(), syscall.SIGSTOP)
-			p.cmd.Process.Signal(os.Interrupt)
-			// Signals of one kind merge while pending: send the second
-			// once the first was taken.
-			p.waitEvent(t, "signal")
-			p.cmd.Process.Signal(os.Interrupt)
-			code := p.wait(t)
-			syscall.Kill(s.PID(), syscall.SIGCONT)
-			if code != exitcode.Interrupted {
-				t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
-			}
-			afterwards(t, "two SIGINTs")
-			return
+		p := startTool(t, bins["ibdiscover"], held, append(ibsimArgs, "-t", "60000")...)
+		p.waitEvent(t, "hold")
+		syscall.Kill(s.PID(), syscall.SIGSTOP)
+		p.cmd.Process.Signal(os.Interrupt)
+		// Signals of one kind merge while pending: send the second
+		// once the first was taken.
+		p.waitEvent(t, "signal")
+		p.cmd.Process.Signal(os.Interrupt)
+		code := p.wait(t)
+		syscall.Kill(s.PID(), syscall.SIGCONT)
+		if code != exitcode.Interrupted {
+			t.Fatalf("exit %d, want %d\n%s", code, exitcode.Interrupted, strings.Join(p.stderrLines(), "\n"))
 		}
+		afterwards(t, "two SIGINTs")
 	})
 
 	// SIGABRT (kill -ABRT) mid-run, ibsim stopped: the tool still dies
@@ -161,27 +151,17 @@ func TestSharedIBSim(t *testing.T) {
 	// writes DISCONNECT first, so the slot comes back once ibsim
 	// continues (it used to stay taken).
 	t.Run("SIGABRT", func(t *testing.T) {
-		for attempt := 0; ; attempt++ {
-			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-t", "60000")...)
-			if !waitAttached(t, s, p) {
-				code := p.wait(t)
-				if attempt < 3 {
-					t.Logf("attempt %d: the run ended (exit %d) before ibsim could be stopped; again", attempt, code)
-					continue
-				}
-				t.Fatal("never caught ibdiscover attached")
-			}
-			syscall.Kill(s.PID(), syscall.SIGSTOP)
-			p.cmd.Process.Signal(syscall.SIGABRT)
-			code := p.wait(t)
-			syscall.Kill(s.PID(), syscall.SIGCONT)
-			if code != 2 && code != -int(syscall.SIGABRT) {
-				t.Fatalf("exit %d, want the runtime's SIGABRT exit (2) or death by SIGABRT\n%s", code, strings.Join(p.stderrLines(), "\n"))
-			}
-			waitNoClient(t, s)
-			afterwards(t, "SIGABRT")
-			return
+		p := startTool(t, bins["ibdiscover"], held, append(ibsimArgs, "-t", "60000")...)
+		p.waitEvent(t, "hold")
+		syscall.Kill(s.PID(), syscall.SIGSTOP)
+		p.cmd.Process.Signal(syscall.SIGABRT)
+		code := p.wait(t)
+		syscall.Kill(s.PID(), syscall.SIGCONT)
+		if code != 2 && code != -int(syscall.SIGABRT) {
+			t.Fatalf("exit %d, want the runtime's SIGABRT exit (2) or death by SIGABRT\n%s", code, strings.Join(p.stderrLines(), "\n"))
 		}
+		waitNoClient(t, s)
+		afterwards(t, "SIGABRT")
 	})
 
 	// ibsim stopped before the tool starts: the tool gives up on its
@@ -212,27 +192,17 @@ func TestSharedIBSim(t *testing.T) {
 	// The console's X takes the slot away in the middle of a run: ibsim
 	// no longer reads the tool's requests. SIGINT still ends the run.
 	t.Run("console X", func(t *testing.T) {
-		// One SMP at a time (-o 1) keeps the run going long enough to
-		// find its slot; a run that ends first anyway is tried again.
-		for attempt := 0; ; attempt++ {
-			p := startTool(t, bins["ibdiscover"], env, append(ibsimArgs, "-s", "-o", "1", "-t", "60000")...)
-			p.waitEvent(t, "node")
-			slot := attachedSlot(t, s)
-			if slot < 0 {
-				code := p.wait(t)
-				if attempt < 3 {
-					t.Logf("attempt %d: the run ended (exit %d) before its slot was seen; again", attempt, code)
-					continue
-				}
-				t.Fatal("never caught the run attached")
-			}
-			s.Console(t, fmt.Sprintf("X %d", slot))
-			p.cmd.Process.Signal(os.Interrupt)
-			code := p.wait(t)
-			checkInterrupted(t, p, code, true)
-			afterwards(t, "X")
-			return
+		p := startTool(t, bins["ibdiscover"], held, append(ibsimArgs, "-s", "-t", "60000")...)
+		p.waitEvent(t, "hold")
+		slot := attachedSlot(t, s)
+		if slot < 0 {
+			t.Fatal("ibdiscover held mid-run, but ibsim lists no client")
 		}
+		s.Console(t, fmt.Sprintf("X %d", slot))
+		p.cmd.Process.Signal(os.Interrupt)
+		code := p.wait(t)
+		checkInterrupted(t, p, code, true)
+		afterwards(t, "X")
 	})
 
 	// -t 1: the old client gave up on CONNECT after 1 ms and closed its
@@ -370,22 +340,6 @@ func attachedSlot(t *testing.T, s *ibsimtest.Sim) int {
 	return n
 }
 
-// waitAttached waits (up to 20s) until ibsim lists a client, false when
-// the process ended first.
-func waitAttached(t *testing.T, s *ibsimtest.Sim, p *proc) bool {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-		if attachedSlot(t, s) >= 0 {
-			return true
-		}
-		if exited(p) {
-			return false
-		}
-	}
-	t.Fatal("the tool did not attach within 20s")
-	return false
-}
-
 // waitNoClient waits (up to 20s) until ibsim lists no client: the
 // lingerer of a given-up CONNECT released the slot.
 func waitNoClient(t *testing.T, s *ibsimtest.Sim) {
@@ -396,16 +350,4 @@ func waitNoClient(t *testing.T, s *ibsimtest.Sim) {
 		}
 	}
 	t.Fatalf("a slot stayed taken for 20s:\n%s", s.Console(t, "Attached"))
-}
-
-// exited reports whether p's process has ended (a zombie, not reaped
-// yet).
-func exited(p *proc) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return true
-	}
-	// pid (comm) state ...: comm may hold spaces, the state follows ")".
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }

@@ -84,8 +84,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestDumpMatchesModel: the default output is model.WriteLIDMatrixDump of
-// the discovered fabric, and --output writes the same bytes to a file.
+// TestDumpOutputFile: --output writes to a file the same bytes the
+// default output prints.
 func TestDumpOutputFile(t *testing.T) {
 	out, _, code := runOurs(t, "--sim", fabrics+"fattree2.net")
 	if code != 0 {

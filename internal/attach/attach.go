@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -257,6 +258,12 @@ var ErrIBSimLinuxOnly = errors.New("--ibsim: ibsim and its client run on Linux o
 // sets it to a test-hook event).
 var ConnectSent func()
 
+// Answered, when not nil, is called once, with Open's context, when the
+// opened transport's first exchange is answered; every exchange answered
+// meanwhile waits for it to return (cliapp.Main sets it to a test hook
+// that holds the run there until the run is cancelled).
+var Answered func(ctx context.Context)
+
 // Options are the fabric.Options the settings choose.
 func (s Settings) Options() fabric.Options {
 	return fabric.Options{
@@ -292,6 +299,9 @@ func Open(ctx context.Context, s Settings) (*Fabric, error) {
 	}
 	if err != nil {
 		return nil, cliError(err, s)
+	}
+	if Answered != nil {
+		f.Transport = &answered{Transport: f.Transport, ctx: ctx, fn: Answered}
 	}
 	return f, nil
 }
@@ -390,3 +400,23 @@ func IsGeneratorSpec(spec string) bool { return fabric.IsGeneratorSpec(spec) }
 // Kernel umad agents need nothing: the kernel drops them with the
 // descriptor.
 func Abort() { ibsim.Abort() }
+
+// answered calls fn once, when its transport's first exchange is
+// answered (see Answered).
+type answered struct {
+	transport.Transport
+	ctx  context.Context
+	fn   func(context.Context)
+	once sync.Once
+}
+
+func (a *answered) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	err := a.Transport.Exchange(ctx, dlid, req, resp)
+	if err == nil {
+		a.once.Do(func() { a.fn(a.ctx) })
+	}
+	return err
+}
+
+// Limits are the wrapped transport's.
+func (a *answered) Limits() transport.Limits { return transport.LimitsOf(a.Transport) }

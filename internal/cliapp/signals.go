@@ -52,6 +52,12 @@ func Main(run RunFunc) {
 	}
 	if TestHooked() {
 		attach.ConnectSent = func() { TestEvent("connect") }
+		if os.Getenv(TestHoldEnv) == "answer" {
+			attach.Answered = func(ctx context.Context) {
+				TestEvent("hold")
+				<-ctx.Done()
+			}
+		}
 	}
 	os.Exit(runWithSignals(run, os.Stdout, os.Stderr, os.Args))
 }

@@ -13,6 +13,14 @@ import (
 // it sends SIGINT) instead of sleeping.
 const TestHookEnv = "IBDIAG_TEST_HOOK_FD"
 
+// TestHoldEnv names a second test-hook variable: set to "answer" (with
+// TestHookEnv), the run writes the event "hold" when the transport's
+// first exchange is answered (an ibsim slot taken, the run under way)
+// and holds there, every further answer waiting, until the run is
+// cancelled (a stopping signal). A test can then act on a run that is
+// surely under way, however fast the machine.
+const TestHoldEnv = "IBDIAG_TEST_HOLD"
+
 var testHook struct {
 	once sync.Once
 	mu   sync.Mutex
@@ -38,7 +46,7 @@ func TestHooked() bool {
 // Events: "node" (the first NodeInfo answer was taken; main installed
 // the SIGINT/SIGTERM handler before), "connect" (a CONNECT request is in
 // ibsim's hands), "signal" (the first stopping signal was taken: a
-// second one now counts as the second).
+// second one now counts as the second), "hold" (see TestHoldEnv).
 func TestEvent(name string) {
 	if !TestHooked() {
 		return

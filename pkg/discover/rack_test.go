@@ -14,10 +14,14 @@ import (
 
 // TestFlights: an answer rushes the attempts listed before it (sent
 // earlier), not those after it, each to now plus the wait doubled per
-// earlier attempt of its SMP, and never later than it was due; removal
-// keeps the list and its count whole.
+// earlier attempt of its SMP, and never later than it was due; an
+// attempt that ends unanswered (lost) rushes nothing; removal keeps the
+// list and its count whole.
 func TestFlights(t *testing.T) {
 	var f flights
+	var e rttEst // an estimate that would rush at once: 1µs round trips
+	e.minRTT.Store(int64(time.Microsecond))
+	e.svc.Store(int64(time.Microsecond))
 	ctxs := make([]*workerCtx, 4)
 	for i := range ctxs {
 		ctxs[i] = newWorkerCtx(context.Background())
@@ -29,9 +33,14 @@ func TestFlights(t *testing.T) {
 		x.armUntimed(now, time.Hour)
 		f.push(x, now+int64(i)*10, i%2) // b and d are their SMPs' second attempts
 	}
-	f.end(d, false, nil, 0) // the tail
+	f.end(d, false, &e, 0) // the tail, sent last, lost
 	if f.n.Load() != 3 || f.tail != c || c.fnext != nil {
 		t.Fatalf("after removing the tail: %d listed, tail %p (want %p)", f.n.Load(), f.tail, c)
+	}
+	for i, x := range ctxs[:3] {
+		if got, want := x.dl.Load(), now+int64(time.Hour); got != want {
+			t.Errorf("attempt %d after a later attempt ended unanswered: due %d, want %d (a loss shows nothing about the attempts before it)", i, got-now, want-now)
+		}
 	}
 	const wait = int64(time.Millisecond)
 	// answered at now, sent after a and b, before c: with 3 listed,
@@ -55,10 +64,36 @@ func TestFlights(t *testing.T) {
 	if got, want := c.dl.Load(), now+2*wait; got != want {
 		t.Errorf("c after an answer sent after it: due %d, want %d", got-now, want-now)
 	}
-	f.end(b, false, nil, 0) // the middle
-	f.end(a, false, nil, 0) // the head
+	f.end(b, false, &e, 0) // the middle
+	f.end(a, false, &e, 0) // the head
 	if f.n.Load() != 1 || f.head != c || f.tail != c || c.fprev != nil {
 		t.Fatalf("after removing the middle and the head: %d listed, head %p tail %p (want %p)", f.n.Load(), f.head, f.tail, c)
+	}
+	f.end(c, false, &e, 0)
+	for _, x := range ctxs {
+		x.disarm()
+	}
+	// An answered attempt's end rushes the attempts sent before it, to
+	// now plus the wait (here the floor: 2·(1+2·1)µs is less), and not
+	// the later ones.
+	now = mono()
+	for i, x := range ctxs[:3] {
+		x.armUntimed(now, time.Hour)
+		f.push(x, now+int64(i)*10, 0)
+	}
+	before := mono()
+	f.end(b, true, &e, wait)
+	after := mono()
+	if got := a.dl.Load(); got < before+wait || got > after+wait {
+		t.Errorf("a (sent before the answer): due %v after the answer, want %v", time.Duration(got-before), time.Duration(wait))
+	}
+	if got, want := c.dl.Load(), now+int64(time.Hour); got != want {
+		t.Errorf("c (sent after the answer): due %d, want %d (not rushed)", got-now, want-now)
+	}
+	f.end(a, false, &e, wait)
+	f.end(c, false, &e, wait)
+	if f.n.Load() != 0 || f.head != nil || f.tail != nil {
+		t.Fatalf("after removing all: %d listed", f.n.Load())
 	}
 	for _, x := range ctxs {
 		x.disarm()

@@ -338,3 +338,17 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckLongerOnly: a route longer than the least hop count, the only
+// finding, makes the result not clean.
+func TestCheckLongerOnly(t *testing.T) {
+	r := load(t, fabrics+"loop.net")
+	r.setEntry(t, "sw2", r.lid(t, "sw1"), 4) // through sw3: 2 hops, min 1
+	res := routing.Check(r.f, r.tabs, r.hops)
+	if res.Clean() {
+		t.Errorf("clean with %d longer route(s): %+v", res.Longer, res.Findings)
+	}
+	if res.Broken != 0 || res.Longer != 1 || res.Count(routing.KindLonger) != 1 || len(res.Findings) != 1 {
+		t.Errorf("broken %d longer %d findings %+v", res.Broken, res.Longer, res.Findings)
+	}
+}

@@ -84,7 +84,7 @@ complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l version -s V -d '
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l color -x -a 'auto always never' -d 'colour messages and marks WHEN: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never'
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l help -s h -d 'show help'
 
-complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l interval -x -d 'time D between sweeps (at least 1s)'
+complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l interval -x -d 'time D between sweeps (seconds, or a duration such as 1m30s)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l count -x -d 'stop after N sweeps (0: until interrupted)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l hold -x -d 'each sweep takes a reference on the current AV and keeps it N sweeps, as a consumer with sends in flight (0: none)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l src -x -d 'source port SRC (default: the port the tool is attached at)'

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+// fidelityCheck says what compareWithIBNetDiscover compares besides the
+// topology (-m -f) and the -s lines.
+type fidelityCheck struct {
+	host  string // where both tools attach ("" = the net file's first node)
+	sim   bool   // ibdiscover --sim on the net file must print the same
+	cache bool   // the --cache files must be byte-identical
+}
+
+// compareWithIBNetDiscover runs ibdiscover and ibnetdiscover -o 1 on
+// sim and compares the topology with -m -f (max hops, the MAD count),
+// the -s lines, the SMP count, and as fc asks the embedded simulator's
+// output and the cache bytes. ibdiscover --json must agree with the
+// topology: its max_hops with "max hops discovered" and its connected
+// ports' speeds with the port lines'. It returns ibnetdiscover's topology.
+func compareWithIBNetDiscover(t *testing.T, sim *ibsimtest.Sim, stage string, fc fidelityCheck) string {
+	t.Helper()
+	ours, stderr, code := runOurs(t, append(ibsimArgs(sim, fc.host), "-m", "-f", "-s", "--fixed-timeout")...)
+	if code != 0 {
+		t.Fatalf("%s: ibdiscover exit %d: %s", stage, code, stderr)
+	}
+	theirs, terr, tcode := sim.RunTool(t, fc.host, "ibnetdiscover", "-o", "1", "-m", "-f", "-s")
+	if tcode != 0 {
+		t.Fatalf("%s: ibnetdiscover exit %d: %s", stage, tcode, terr)
+	}
+	theirLines, theirs := splitProgress(theirs)
+	ourLines, _ := splitProgress(stderr)
+	th := stripDate(theirs)
+	if o := stripDate(ours); o != th {
+		t.Errorf("%s: ibdiscover differs from ibnetdiscover -o 1:\n%s", stage, golden.LineDiff(th, o))
+	}
+	if ourLines != theirLines {
+		t.Errorf("%s: -s lines differ from ibnetdiscover -o 1 -s:\n%s", stage, golden.LineDiff(theirLines, ourLines))
+	}
+	if oc, tc := smpsSent(t, stderr), madsUsed(theirs); oc > tc {
+		t.Errorf("%s: ibdiscover used %d SMPs, ibnetdiscover %d", stage, oc, tc)
+	}
+	if fc.sim {
+		args := []string{"--sim", sim.NetFile, "-m", "-f"}
+		if fc.host != "" {
+			args = append(args, "--sim-host", fc.host)
+		}
+		out, e, code := runOurs(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: ibdiscover --sim exit %d: %s", stage, code, e)
+		}
+		if s := stripDate(out); s != th {
+			t.Errorf("%s: ibdiscover --sim differs from ibnetdiscover on ibsim:\n%s", stage, golden.LineDiff(th, s))
+		}
+	}
+	if fc.cache {
+		dir := t.TempDir()
+		oc, tc := filepath.Join(dir, "ours.cache"), filepath.Join(dir, "theirs.cache")
+		if _, e, code := runOurs(t, append(ibsimArgs(sim, fc.host), "--cache", oc)...); code != 0 {
+			t.Fatalf("%s: ibdiscover --cache: exit %d: %s", stage, code, e)
+		}
+		if _, e, code := sim.RunTool(t, fc.host, "ibnetdiscover", "-o", "1", "--cache", tc); code != 0 {
+			t.Fatalf("%s: ibnetdiscover --cache: exit %d: %s", stage, code, e)
+		}
+		ob, tb := mustRead(t, oc), mustRead(t, tc)
+		if ob != tb {
+			t.Errorf("%s: our cache (%d bytes) differs from ibnetdiscover's (%d bytes)", stage, len(ob), len(tb))
+		}
+	}
+	js, e, code := runOurs(t, append(ibsimArgs(sim, fc.host), "--json")...)
+	if code != 0 {
+		t.Fatalf("%s: ibdiscover --json: exit %d: %s", stage, code, e)
+	}
+	var doc struct {
+		Summary struct {
+			MaxHops int `json:"max_hops"`
+		} `json:"summary"`
+		Nodes []struct {
+			Ports []struct {
+				Width  string          `json:"width_active"`
+				Speed  string          `json:"speed_active"`
+				Remote json.RawMessage `json:"remote"`
+			} `json:"ports"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatalf("%s: --json: %v", stage, err)
+	}
+	if want := reportedMaxHops(t, th); doc.Summary.MaxHops != want {
+		t.Errorf("%s: --json max_hops %d, ibnetdiscover reports %d", stage, doc.Summary.MaxHops, want)
+	}
+	// Every connected port has a port line.
+	jsonSpeeds, lineSpeeds := map[string]int{}, map[string]int{}
+	for _, n := range doc.Nodes {
+		for _, p := range n.Ports {
+			if len(p.Remote) > 0 && string(p.Remote) != "null" {
+				jsonSpeeds[p.Width+p.Speed]++
+			}
+		}
+	}
+	for _, m := range portSpeed.FindAllStringSubmatch(th, -1) {
+		lineSpeeds[m[1]]++
+	}
+	if fmt.Sprint(jsonSpeeds) != fmt.Sprint(lineSpeeds) {
+		t.Errorf("%s: --json connected ports' speeds %v, ibnetdiscover's port lines %v", stage, jsonSpeeds, lineSpeeds)
+	}
+	return th
+}
+
+var (
+	portSpeed   = regexp.MustCompile(`(?m)^\[\d+\].* lid \d+ (\d+x[A-Z0-9]+) s=`)
+	maxHopsLine = regexp.MustCompile(`(?m)^# Reported max hops discovered: (\d+)$`)
+)
+
+// reportedMaxHops is the "max hops discovered" of an -m topology.
+func reportedMaxHops(t *testing.T, topo string) int {
+	t.Helper()
+	m := maxHopsLine.FindStringSubmatch(topo)
+	if m == nil {
+		t.Fatalf("no max hops line in:\n%s", topo)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// epiDevice is a vendor/device ID pair.
+type epiDevice struct{ vendor, device uint32 }
+
+// epiDevices are libibnetdisc's whole rule (rdma-core v44): every
+// Mellanox ID whatever the vendor, every Bull ID under Bull's vendor ID,
+// and the IDs next to them, Bull's under other vendors.
+var epiDevices = []epiDevice{
+	// Mellanox switches, any vendor
+	{0x2c9, 0xc738}, {0x8f1, 0xc739}, {0x2c9, 0xc73a}, {0x119f, 0xc73b},
+	{0x2c9, 0xc839}, {0x8f1, 0xcb20}, {0x2c9, 0xcf08}, {0x2c9, 0xcf09}, {0x66a, 0xd2f0},
+	{0x2c9, 0xc737}, {0x2c9, 0xc73c}, {0x2c9, 0xcb21}, {0x2c9, 0xd2f1},
+	// Mellanox HCAs, any vendor
+	{0x2c9, 0x1003}, {0x8f1, 0x1010}, {0x2c9, 0x101b}, {0x119f, 0xa2d2},
+	{0x2c9, 0x1002}, {0x2c9, 0x101c}, {0x2c9, 0xa2d3},
+	// Bull switches: SwitchX, Switch-IB 1/2, Quantum
+	{0x119f, 0x1b02}, {0x119f, 0x1b50}, {0x119f, 0x1ba0}, {0x119f, 0x1bd0},
+	{0x119f, 0x1bd3}, {0x119f, 0x1bd5}, {0x119f, 0x1bf0},
+	{0x119f, 0x1bcf}, {0x119f, 0x1bd6}, {0x2c9, 0x1b02}, {0x2c9, 0x1bd0}, {0x8f1, 0x1bf0},
+	// Bull HCAs: ConnectX-3, Connect-IB, ConnectX-4, Sequana HDR/HDR100
+	{0x119f, 0x1b33}, {0x119f, 0x1b73}, {0x119f, 0x1b40}, {0x119f, 0x1b41},
+	{0x119f, 0x1b60}, {0x119f, 0x1b61}, {0x119f, 0x1b83}, {0x119f, 0x1b93},
+	{0x119f, 0x1b94}, {0x119f, 0x1bb4}, {0x119f, 0x1bb5}, {0x119f, 0x1bc4},
+	{0x119f, 0x1bc5}, {0x119f, 0x1bc6},
+	{0x119f, 0x1b34}, {0x119f, 0x1bc3}, {0x119f, 0x1bc7}, {0x2c9, 0x1b33}, {0x2c9, 0x1bc6},
+}
+
+// epiNet is a chain of switches, each with one CA; every device ID of
+// devs is used once by a switch and once by a CA, every port enables
+// FDR10 (a link runs FDR10, shown as QDR unless the ExtendedPortInfo is
+// read).
+func epiNet(devs []epiDevice) string {
+	var b strings.Builder
+	for i, d := range devs {
+		fmt.Fprintf(&b, "vendid=%#x\ndevid=%#x\nswitchguid=%#x\nSwitch\t4 \"S%d\"\t\t# \"sw%d\" enhanced port 0 lid 0 lmc 0\n", d.vendor, d.device, 0x0a00000000001000+i, i, i)
+		if i > 0 {
+			fmt.Fprintf(&b, "[1]\t\"S%d\"[2]\t\t# lid 0 4xFDR10\n", i-1)
+		}
+		if i < len(devs)-1 {
+			fmt.Fprintf(&b, "[2]\t\"S%d\"[1]\t\t# lid 0 4xFDR10\n", i+1)
+		}
+		fmt.Fprintf(&b, "[3]\t\"H%d\"[1]\t\t# lid 0 4xFDR10\n\n", i)
+		c := devs[len(devs)-1-i] // the CA of the other end of the list
+		fmt.Fprintf(&b, "vendid=%#x\ndevid=%#x\ncaguid=%#x\nCa\t1 \"H%d\"\t\t# \"ca%d\"\n[1](%x)\t\"S%d\"[3]\t\t# lid 0 lmc 0 \"sw%d\" lid 0 4xFDR10\n\n",
+			c.vendor, c.device, 0x0b00000000002000+i, i, i, 0x0b00000000002000+i, i, i)
+	}
+	return b.String()
+}
+
+// TestCompatMlnxEPIVendors: on a fabric of every device and vendor ID of
+// libibnetdisc's ExtendedPortInfo rule (and the IDs next to them),
+// ibdiscover prints the FDR10 links, node order, -s lines and MAD count
+// as ibnetdiscover 44 does, writes the same cache bytes, and its JSON
+// agrees; before OpenSM (links Init) and after (Active).
+func TestCompatMlnxEPIVendors(t *testing.T) {
+	ibsimtest.Require(t)
+	net := ibsimtest.WriteNetFile(t, epiNet(epiDevices))
+	sim := ibsimtest.Start(t, net)
+	for _, host := range []string{"", "S20"} {
+		compareWithIBNetDiscover(t, sim, "before OpenSM, host "+host, fidelityCheck{host: host, sim: true, cache: true})
+	}
+	sim.RunOpenSM(t, "H0", t.TempDir())
+	th := compareWithIBNetDiscover(t, sim, "after OpenSM", fidelityCheck{cache: true})
+	// The fabric must show both sides of the rule.
+	if fdr10, qdr := strings.Count(th, "4xFDR10 s="), strings.Count(th, "4xQDR s="); fdr10 == 0 || qdr == 0 {
+		t.Fatalf("ibnetdiscover shows %d FDR10 and %d QDR port lines: the fabric does not test the rule", fdr10, qdr)
+	}
+}

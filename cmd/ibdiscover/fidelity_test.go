@@ -19,6 +19,7 @@ type fidelityCheck struct {
 	host  string // where both tools attach ("" = the net file's first node)
 	sim   bool   // ibdiscover --sim on the net file must print the same
 	cache bool   // the --cache files must be byte-identical
+	code  int    // ibdiscover's exit status (ibnetdiscover's is 0)
 }
 
 // compareWithIBNetDiscover runs ibdiscover and ibnetdiscover -o 1 on
@@ -30,7 +31,7 @@ type fidelityCheck struct {
 func compareWithIBNetDiscover(t *testing.T, sim *ibsimtest.Sim, stage string, fc fidelityCheck) string {
 	t.Helper()
 	ours, stderr, code := runOurs(t, append(ibsimArgs(sim, fc.host), "-m", "-f", "-s", "--fixed-timeout")...)
-	if code != 0 {
+	if code != fc.code {
 		t.Fatalf("%s: ibdiscover exit %d: %s", stage, code, stderr)
 	}
 	theirs, terr, tcode := sim.RunTool(t, fc.host, "ibnetdiscover", "-o", "1", "-m", "-f", "-s")
@@ -55,7 +56,7 @@ func compareWithIBNetDiscover(t *testing.T, sim *ibsimtest.Sim, stage string, fc
 			args = append(args, "--sim-host", fc.host)
 		}
 		out, e, code := runOurs(t, args...)
-		if code != 0 {
+		if code != fc.code {
 			t.Fatalf("%s: ibdiscover --sim exit %d: %s", stage, code, e)
 		}
 		if s := stripDate(out); s != th {
@@ -65,7 +66,7 @@ func compareWithIBNetDiscover(t *testing.T, sim *ibsimtest.Sim, stage string, fc
 	if fc.cache {
 		dir := t.TempDir()
 		oc, tc := filepath.Join(dir, "ours.cache"), filepath.Join(dir, "theirs.cache")
-		if _, e, code := runOurs(t, append(ibsimArgs(sim, fc.host), "--cache", oc)...); code != 0 {
+		if _, e, code := runOurs(t, append(ibsimArgs(sim, fc.host), "--cache", oc)...); code != fc.code {
 			t.Fatalf("%s: ibdiscover --cache: exit %d: %s", stage, code, e)
 		}
 		if _, e, code := sim.RunTool(t, fc.host, "ibnetdiscover", "-o", "1", "--cache", tc); code != 0 {
@@ -77,7 +78,7 @@ func compareWithIBNetDiscover(t *testing.T, sim *ibsimtest.Sim, stage string, fc
 		}
 	}
 	js, e, code := runOurs(t, append(ibsimArgs(sim, fc.host), "--json")...)
-	if code != 0 {
+	if code != fc.code {
 		t.Fatalf("%s: ibdiscover --json: exit %d: %s", stage, code, e)
 	}
 	var doc struct {
@@ -197,5 +198,49 @@ func TestCompatMlnxEPIVendors(t *testing.T) {
 	// The fabric must show both sides of the rule.
 	if fdr10, qdr := strings.Count(th, "4xFDR10 s="), strings.Count(th, "4xQDR s="); fdr10 == 0 || qdr == 0 {
 		t.Fatalf("ibnetdiscover shows %d FDR10 and %d QDR port lines: the fabric does not test the rule", fdr10, qdr)
+	}
+}
+
+// chainNet is a chain of n 3-port switches with a CA at each end (HA at
+// S0, HB at the last).
+func chainNet(n int) string {
+	var b strings.Builder
+	b.WriteString("vendid=0x2c9\ndevid=0x1003\ncaguid=0x0b00000000000100\nCa\t1 \"HA\"\t\t# \"hA\"\n[1](b00000000000101)\t\"S0\"[1]\n\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "vendid=0x2c9\ndevid=0xc738\nswitchguid=%#x\nSwitch\t3 \"S%d\"\t\t# \"s%d\" enhanced port 0 lid 0 lmc 0\n", 0x0a00000000001000+i, i, i)
+		if i == 0 {
+			b.WriteString("[1]\t\"HA\"[1]\n")
+		} else {
+			fmt.Fprintf(&b, "[1]\t\"S%d\"[2]\n", i-1)
+		}
+		if i < n-1 {
+			fmt.Fprintf(&b, "[2]\t\"S%d\"[1]\n\n", i+1)
+		} else {
+			b.WriteString("[2]\t\"HB\"[1]\n\n")
+		}
+	}
+	fmt.Fprintf(&b, "vendid=0x2c9\ndevid=0x1003\ncaguid=0x0b00000000000200\nCa\t1 \"HB\"\t\t# \"hB\"\n[1](b00000000000201)\t\"S%d\"[2]\n", n-1)
+	return b.String()
+}
+
+// TestCompatPast63Hops: on chains of 62 to 70 switches (nodes up to 71
+// hops away), -m's max hops and MAD count, the -s lines, the cache's
+// max-hops byte and JSON max_hops are ibnetdiscover's, which stops
+// extending directed routes at 63 hops. Past 63 hops ibdiscover says the
+// result is partial (exit 3); ibnetdiscover prints an error and exits 0.
+func TestCompatPast63Hops(t *testing.T) {
+	ibsimtest.Require(t)
+	for _, n := range []int{62, 63, 64, 70} {
+		sim := ibsimtest.Start(t, ibsimtest.WriteNetFile(t, chainNet(n)))
+		for _, host := range []string{"", "HB", "S5"} {
+			code := 0
+			if n+1 > 63 && host != "S5" || n > 63+5 {
+				code = 3
+			}
+			th := compareWithIBNetDiscover(t, sim, fmt.Sprintf("chain of %d, host %q", n, host), fidelityCheck{host: host, sim: true, cache: true, code: code})
+			if host == "" && n == 70 && reportedMaxHops(t, th) != 63 {
+				t.Errorf("chain of 70: ibnetdiscover reports %d max hops, the test expects 63", reportedMaxHops(t, th))
+			}
+		}
 	}
 }

@@ -145,6 +145,10 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				if d+2 > maxHops {
 					maxHops = d + 2
 				}
+			} else if d > smp.MaxHops {
+				// libibmad's add_port_to_dpath fails past 63 hops:
+				// libibnetdisc sends nothing and counts no further hop.
+				return
 			}
 			if d > maxHops {
 				maxHops = d
@@ -189,7 +193,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				} else {
 					var err error
 					if path, err = from.Path.Extend(it.num); err != nil {
-						continue // libibnetdisc stops at 63 hops too
+						continue // (explore queues nothing past 63 hops)
 					}
 				}
 			}

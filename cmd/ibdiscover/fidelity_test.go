@@ -244,3 +244,60 @@ func TestCompatPast63Hops(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialCachesSurviveIBNetDiscover: caches ibdiscover writes from
+// partial discoveries (a switch whose PortInfo answers are lost, a leaf's,
+// a dead switch, random drops) on fat trees whose spines have unused
+// ports survive every use of ibnetdiscover 44: it loads them (topology,
+// -p, -l, -g) and runs --diff of them against a clean cache of its own,
+// in either order, with every --diffcheck, printing what ibdiscover
+// prints. (ibnetdiscover 44's --diff follows the NULL remote port of a
+// port that one cache holds unlinked and the other does not hold.)
+func TestPartialCachesSurviveIBNetDiscover(t *testing.T) {
+	ibsimtest.Require(t)
+	dir := t.TempDir()
+	for _, tree := range []string{"fattree:levels=2,radix=8,leaves=2", "fattree:levels=2,radix=16,leaves=4"} {
+		sim := ibsimtest.Start(t, generated(t, tree))
+		clean := filepath.Join(dir, "clean.cache")
+		if _, e, code := sim.RunTool(t, "", "ibnetdiscover", "-o", "1", "--cache", clean); code != 0 {
+			t.Fatalf("%s: ibnetdiscover --cache: exit %d: %s", tree, code, e)
+		}
+		for i, fault := range []string{`Error "S0" 100 21`, `Error "L1" 100 21`, `Kill "S1"`, "Drop 10", "Drop 15", "Drop 20"} {
+			spec := tree + ";" + fault
+			partial := filepath.Join(dir, fmt.Sprintf("partial%d.cache", i))
+			_, e, code := runOurs(t, "--sim", spec, "-t", "20", "--retries", "1", "--fixed-timeout", "--cache", partial)
+			if code != 3 && code != 0 {
+				t.Fatalf("%s: ibdiscover --cache: exit %d: %s", spec, code, e)
+			}
+			// (the simulator's drops are seeded: the same SMPs every run)
+			if code != 3 {
+				t.Fatalf("%s: discovery complete: the case tests nothing", spec)
+			}
+			runs := [][]string{{"--load-cache", partial}, {"--load-cache", partial, "-p"}, {"--load-cache", partial, "-l"}, {"--load-cache", partial, "-g"}}
+			for _, dc := range []string{"", "sw,port", "port", "sw,ca,router,port", "sw,ca,router,port,lid,nodedesc", "sw,port,nodedesc", "ca,port"} {
+				for _, pair := range [][2]string{{partial, clean}, {clean, partial}} {
+					args := []string{"--load-cache", pair[0], "--diff", pair[1]}
+					if dc != "" {
+						args = append(args, "--diffcheck", dc)
+					}
+					runs = append(runs, args)
+				}
+			}
+			for _, args := range runs {
+				theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", args...)
+				if tcode != 0 {
+					t.Errorf("%s: ibnetdiscover %v: exit %d: %s", spec, args, tcode, terr)
+					continue
+				}
+				ours, oerr, code := runOurs(t, args...)
+				if code != 0 {
+					t.Errorf("%s: ibdiscover %v: exit %d: %s", spec, args, code, oerr)
+					continue
+				}
+				if o, th := stripDate(ours), stripDate(theirs); o != th {
+					t.Errorf("%s %v: ibdiscover differs from ibnetdiscover:\n%s", spec, args, golden.LineDiff(th, o))
+				}
+			}
+		}
+	}
+}

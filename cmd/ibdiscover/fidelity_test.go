@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
@@ -299,5 +301,71 @@ func TestPartialCachesSurviveIBNetDiscover(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// bigSwitchNet is a switch of n ports with CAs on ports 1 and n and a
+// second switch on port n-1 (with a CA of its own).
+func bigSwitchNet(n int) string {
+	return fmt.Sprintf(`Switch	%[1]d "S1"		# "big" enhanced port 0 lid 0 lmc 0
+[1]	"H1"[1]
+[%[2]d]	"S2"[1]
+[%[1]d]	"H2"[1]
+
+Switch	4 "S2"		# "small" enhanced port 0 lid 0 lmc 0
+[1]	"S1"[%[2]d]
+[2]	"H3"[1]
+
+Ca	1 "H1"		# "h1"
+[1]	"S1"[1]
+
+Ca	1 "H2"		# "h2"
+[1]	"S1"[%[1]d]
+
+Ca	1 "H3"		# "h3"
+[1]	"S2"[2]
+`, n, n-1)
+}
+
+// TestCompat255PortSwitch: a 255-port switch, which ibsim accepts, is
+// accepted by the embedded simulator and discovered as ibnetdiscover 44
+// discovers it; a 256-port one, which ibsim
+// loads as a 0-port switch (NodeInfo's NumPorts is one byte), is refused.
+// Its cache cannot be written (256 port records, a one-byte count):
+// ibnetdiscover writes a file it cannot load back; ibdiscover prints
+// its output, writes no file and says why in one line (exit 1).
+func TestCompat255PortSwitch(t *testing.T) {
+	ibsimtest.Require(t)
+	net := ibsimtest.WriteNetFile(t, bigSwitchNet(255))
+	sim := ibsimtest.Start(t, net)
+	// (OpenSM 3.3.23 does not finish a sweep of a 255-port switch: the
+	// fabric is compared without LIDs.)
+	compareWithIBNetDiscover(t, sim, "host H3", fidelityCheck{host: "H3", sim: true})
+	want := compareWithIBNetDiscover(t, sim, "host S1", fidelityCheck{sim: true})
+
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "theirs.cache")
+	if _, e, code := sim.RunTool(t, "", "ibnetdiscover", "-o", "1", "--cache", theirs); code != 0 {
+		t.Fatalf("ibnetdiscover --cache: exit %d: %s", code, e)
+	}
+	if _, _, code := sim.RunTool(t, "", "ibnetdiscover", "--load-cache", theirs); code == 0 {
+		t.Errorf("ibnetdiscover loads its own cache of a 255-port switch: the documented reason to refuse is gone")
+	}
+	ours := filepath.Join(dir, "ours.cache")
+	out, stderr, code := runOurs(t, append(ibsimArgs(sim, ""), "-m", "-f", "--cache", ours)...)
+	if code != exitcode.Fatal {
+		t.Errorf("--cache of a 255-port switch: exit %d, want %d", code, exitcode.Fatal)
+	}
+	if o := stripDate(out); o != want {
+		t.Errorf("--cache of a 255-port switch: the topology is not printed as without --cache:\n%s", golden.LineDiff(want, o))
+	}
+	if lines := strings.Split(strings.TrimSpace(string(stderr)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "--cache "+ours+": not written:") {
+		t.Errorf("--cache of a 255-port switch: stderr %q, want one line naming the file", stderr)
+	}
+	clitest.NoLeftovers(t, dir, "theirs.cache")
+
+	_, stderr, code = runOurs(t, "--sim", ibsimtest.WriteNetFile(t, bigSwitchNet(256)))
+	if code != exitcode.Usage || !strings.Contains(string(stderr), "256 ports (max 255)") {
+		t.Errorf("--sim of a 256-port switch: exit %d: %s", code, stderr)
 	}
 }

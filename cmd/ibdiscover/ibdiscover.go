@@ -302,6 +302,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			if c.Context.Err() != nil {
 				code = exitcode.Interrupted
 			}
+			if errors.Is(err, ibndcache.ErrTooManyPorts) {
+				return cliapp.Exit(code, fmt.Errorf("--cache %s: not written: %w", c.String("cache"), err))
+			}
 			return cliapp.Exit(code, fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}

@@ -64,6 +64,11 @@ var (
 	ErrCorrupt   = errors.New("corrupted")
 	ErrTooLarge  = errors.New("too large")
 	ErrIsDir     = errors.New("is a directory")
+	// ErrTooManyPorts: Marshal cannot write a node with more than 255
+	// ports with PortInfo (a 255-port switch has 256 with port 0): the
+	// format counts a node's ports in one byte. ibnetdiscover 44 writes
+	// the count modulo 256, a file no loader reads back.
+	ErrTooManyPorts = errors.New("more ports than the cache format holds")
 )
 
 // FormatError is a cache file that cannot be loaded: it names the file,
@@ -220,7 +225,7 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 	for i, n := range f.Nodes {
 		ports := s.withPlaceholders(n, s.ports(n))
 		if len(ports) > 255 {
-			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), len(ports))
+			return nil, fmt.Errorf("ibnetdiscover cache: %w: node 0x%016x has %d ports with PortInfo (port 0 included), the format counts at most 255 (a switch of at most 254 ports)", ErrTooManyPorts, n.GUID(), len(ports))
 		}
 		perNode[i] = ports
 		size += NodeLen + PortKeyLen*len(ports)

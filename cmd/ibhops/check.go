@@ -32,12 +32,16 @@ type jsonSummary struct {
 	NoTables      int    `json:"no_tables"`
 	TransitCAs    int    `json:"transit_cas"`
 	LFTReadErrors int    `json:"lft_read_errors"`
+	// UnownedLIDs and UnownedRoutes: LIDs no discovered port owns that
+	// forwarding tables still route, and the routes to them followed.
+	UnownedLIDs   int `json:"unowned_lids,omitempty"`
+	UnownedRoutes int `json:"unowned_routes,omitempty"`
 }
 
 type jsonFinding struct {
 	Kind        string     `json:"kind"`
 	LID         uint16     `json:"lid"`
-	Destination jsonPort   `json:"destination"`
+	Destination *jsonPort  `json:"destination"` // null: no discovered port owns the LID
 	Switch      jsonPort   `json:"switch"`
 	Port        *int       `json:"port,omitempty"` // the switch's LFT entry for the LID
 	Cycle       []jsonPort `json:"cycle,omitempty"`
@@ -61,7 +65,10 @@ func plural(n int, one, many string) string {
 
 // message is a finding's text (without its kind).
 func (t *tool) message(fd *routing.Finding) string {
-	dest := t.describe(fd.Dest)
+	dest := fmt.Sprintf("lid %d, which no discovered port owns", fd.DLID)
+	if fd.Dest != nil {
+		dest = t.describe(fd.Dest)
+	}
 	routes := plural(fd.Routes, "route", "routes")
 	end, stop := "end", "stop"
 	if fd.Routes == 1 {
@@ -135,6 +142,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		BlackHoles: res.Count(routing.KindBlackHole), DownPorts: res.Count(routing.KindDownPort),
 		Loops: res.Count(routing.KindLoop), NoTables: res.Count(routing.KindNoTable),
 		TransitCAs: res.Count(routing.KindTransitCA), LFTReadErrors: readErrs,
+		UnownedLIDs: res.Unowned, UnownedRoutes: res.UnownedRoutes,
 	}
 	if t.nothing != "" {
 		sum.Reason = "nothing to check: " + t.nothing
@@ -143,8 +151,12 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		jc := jsonCheck{Schema: "ibdiag.route-check/v1", Summary: sum, Findings: []jsonFinding{}}
 		for i := range res.Findings {
 			fd := &res.Findings[i]
-			jf := jsonFinding{Kind: fd.Kind, LID: fd.DLID, Destination: t.jport(fd.Dest.Phys), Switch: t.nodePort(fd.At),
+			jf := jsonFinding{Kind: fd.Kind, LID: fd.DLID, Switch: t.nodePort(fd.At),
 				Routes: fd.Routes, Hops: fd.Hops, MinHops: fd.MinHops, Message: t.message(fd)}
+			if fd.Dest != nil {
+				d := t.jport(fd.Dest.Phys)
+				jf.Destination = &d
+			}
 			if fd.Kind != routing.KindNoTable {
 				p := int(fd.Port)
 				jf.Port = &p
@@ -173,6 +185,9 @@ func (t *tool) checkRoutes(w io.Writer) error {
 	fmt.Fprintf(w, "Routes checked: %d (%s x %s)\n", res.Routes, plural(res.Switches, "switch", "switches"), plural(res.LIDs, "LID", "LIDs"))
 	fmt.Fprintf(w, "Broken routes: %d (black holes %d, down ports %d, loops %d, missing tables %d, through a CA %d)\n",
 		res.Broken, sum.BlackHoles, sum.DownPorts, sum.Loops, sum.NoTables, sum.TransitCAs)
+	if res.Unowned > 0 {
+		fmt.Fprintf(w, "Routes to LIDs no port owns: %d (%s still routed)\n", res.UnownedRoutes, plural(res.Unowned, "LID", "LIDs"))
+	}
 	fmt.Fprintf(w, "Longer than %s: %d\n", t.leastLabel(), res.Longer)
 	if readErrs > 0 {
 		fmt.Fprintf(w, "LFT blocks not read: %d\n", readErrs)

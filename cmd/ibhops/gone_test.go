@@ -30,7 +30,7 @@ func TestCheckRoutesGoneLIDs(t *testing.T) {
 	}
 	for _, c := range []struct {
 		net, osmHost, gone, unlink, from string
-		routes                            int // routes to the gone LID
+		routes                           int // routes to the gone LID
 	}{
 		{"chain10.net", "hA", "hB", `Unlink "hB"[1]`, "hA", 10},
 		{"dualhomed.net", "thin", "dual", `Unlink "dual"[2]`, "thin", 2},

@@ -36,6 +36,9 @@ type jsonSummary struct {
 	// forwarding tables still route, and the routes to them followed.
 	UnownedLIDs   int `json:"unowned_lids,omitempty"`
 	UnownedRoutes int `json:"unowned_routes,omitempty"`
+	// Unrouted: routes the routing engine's rule leaves out on purpose
+	// (unrouted-by-engine findings; not broken).
+	Unrouted int `json:"unrouted_by_engine,omitempty"`
 }
 
 type jsonFinding struct {
@@ -84,6 +87,8 @@ func (t *tool) message(fd *routing.Finding) string {
 			why = fmt.Sprintf("routes it to port %d of %d", fd.Port, fd.At.NumPorts())
 		}
 		return fmt.Sprintf("to %s: %s %s; %s %s there", dest, t.swText(fd.At), why, routes, end)
+	case routing.KindUnrouted:
+		return fmt.Sprintf("to %s: %s has no route (entry %d): %s; %s %s there (information, not a problem)", dest, t.swText(fd.At), fd.Port, t.unroutedRule, routes, end)
 	case routing.KindDownPort:
 		return fmt.Sprintf("to %s: %s routes it to port %d, which has no link; %s %s there", dest, t.swText(fd.At), fd.Port, routes, end)
 	case routing.KindTransitCA:
@@ -131,6 +136,11 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		t.notes = append(t.notes, notes...)
 		t.hopsNote(h)
 		res = routing.Check(t.f, tabs, h)
+		// Routes the engine leaves out by its own rule are information.
+		if rule, why := routing.UnroutedRule(t.f, t.engine); rule != nil {
+			t.unroutedRule = why
+			res.Excuse(rule)
+		}
 		if !res.Clean() {
 			t.problem = true
 		}
@@ -142,7 +152,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		BlackHoles: res.Count(routing.KindBlackHole), DownPorts: res.Count(routing.KindDownPort),
 		Loops: res.Count(routing.KindLoop), NoTables: res.Count(routing.KindNoTable),
 		TransitCAs: res.Count(routing.KindTransitCA), LFTReadErrors: readErrs,
-		UnownedLIDs: res.Unowned, UnownedRoutes: res.UnownedRoutes,
+		UnownedLIDs: res.Unowned, UnownedRoutes: res.UnownedRoutes, Unrouted: res.Unrouted,
 	}
 	if t.nothing != "" {
 		sum.Reason = "nothing to check: " + t.nothing
@@ -177,7 +187,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "%s: %s\n", fd.Kind, t.message(fd))
 	}
-	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindLonger} {
+	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindLonger, routing.KindUnrouted} {
 		if t.limit > 0 && shown[k] > t.limit {
 			fmt.Fprintf(w, "%s: ... %d more not shown (--limit 0 shows all)\n", k, shown[k]-t.limit)
 		}
@@ -185,6 +195,9 @@ func (t *tool) checkRoutes(w io.Writer) error {
 	fmt.Fprintf(w, "Routes checked: %d (%s x %s)\n", res.Routes, plural(res.Switches, "switch", "switches"), plural(res.LIDs, "LID", "LIDs"))
 	fmt.Fprintf(w, "Broken routes: %d (black holes %d, down ports %d, loops %d, missing tables %d, through a CA %d)\n",
 		res.Broken, sum.BlackHoles, sum.DownPorts, sum.Loops, sum.NoTables, sum.TransitCAs)
+	if res.Unrouted > 0 {
+		fmt.Fprintf(w, "Left unrouted by %s on purpose: %s (information)\n", t.engine, plural(res.Unrouted, "route", "routes"))
+	}
 	if res.Unowned > 0 {
 		fmt.Fprintf(w, "Routes to LIDs no port owns: %d (%s still routed)\n", res.UnownedRoutes, plural(res.Unowned, "LID", "LIDs"))
 	}

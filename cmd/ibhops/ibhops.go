@@ -125,6 +125,9 @@ type tool struct {
 	nothing, nothingIn string
 	// output is the output file written, if any.
 	output string
+	// unroutedRule names the engine's rule for the routes it leaves out
+	// on purpose (--check-routes; "" when it has none).
+	unroutedRule string
 }
 
 func (t *tool) note(format string, a ...any) { t.notes = append(t.notes, fmt.Sprintf(format, a...)) }

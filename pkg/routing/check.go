@@ -23,6 +23,10 @@ const (
 	KindTransitCA = "transit-ca"
 	// KindLonger: the route works but has more hops than the minimum.
 	KindLonger = "longer-than-min-hop"
+	// KindUnrouted: a switch has no route (0xFF) for a LID its routing
+	// engine's rule leaves unrouted on purpose (up/down routing between
+	// two spines): information, not a problem (see CheckResult.Excuse).
+	KindUnrouted = "unrouted-by-engine"
 )
 
 // Finding is one routing problem found by Check. Dest is nil for a LID
@@ -71,12 +75,31 @@ type CheckResult struct {
 	// ends in a Finding, counted in Broken too, unless it leaves by a
 	// LinkUp port to a part of the fabric not discovered.
 	Unowned, UnownedRoutes int
+	// Unrouted counts the routes that end at a KindUnrouted entry (not
+	// in Broken).
+	Unrouted int
 	// Findings in order of DLID, then of discovery order of At.
 	Findings []Finding
 }
 
-// Clean reports whether nothing was found.
-func (r *CheckResult) Clean() bool { return len(r.Findings) == 0 }
+// Clean reports whether nothing but KindUnrouted was found.
+func (r *CheckResult) Clean() bool { return len(r.Findings) == r.Count(KindUnrouted) }
+
+// Excuse turns the black holes that are no route at all (entry 0xFF) to
+// a LID a port owns, at a switch from which unrouted says the engine's
+// rule has no route to that LID, into KindUnrouted findings: their routes
+// leave Broken for Unrouted.
+func (r *CheckResult) Excuse(unrouted func(at *model.Node, dlid uint16) bool) {
+	for i := range r.Findings {
+		fd := &r.Findings[i]
+		if fd.Kind != KindBlackHole || fd.Port != NoRoute || fd.Dest == nil || !unrouted(fd.At, fd.DLID) {
+			continue
+		}
+		fd.Kind, fd.Err = KindUnrouted, nil
+		r.Broken -= fd.Routes
+		r.Unrouted += fd.Routes
+	}
+}
 
 // Count returns the number of findings of a kind.
 func (r *CheckResult) Count(kind string) int {

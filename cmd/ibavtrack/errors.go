@@ -21,7 +21,49 @@ import (
 // defaultThresholdFile is ibqueryerrors' default; tests change it.
 var defaultThresholdFile = portcounters.DefaultThresholdFile
 
+// suppressions records ibqueryerrors' suppressed counters in the order
+// of the command line: every -s list and every -c adds to it, as
+// ibqueryerrors' option handler does (its "Suppressed:" line lists them
+// in that order, repeats included).
+type suppressions struct{ names []string }
+
+// suppressFlag is -s/--suppress (a list) or, with common, -c (no value).
+type suppressFlag struct {
+	s      *suppressions
+	common bool
+}
+
+// Set records one -s list, or one -c (the flag package passes "true").
+// urfave/cli copies a flag's String() ("") to its other names after
+// parsing: an empty value adds nothing.
+func (f suppressFlag) Set(v string) error {
+	if f.common {
+		if v != "" {
+			f.s.names = append(f.s.names, "PortRcvSwitchRelayErrors")
+		}
+		return nil
+	}
+	for _, name := range strings.Split(v, ",") {
+		if name != "" { // (strtok skips empty fields)
+			f.s.names = append(f.s.names, name)
+		}
+	}
+	return nil
+}
+
+func (f suppressFlag) String() string { return "" }
+
+// IsBoolFlag makes -c take no value.
+func (f suppressFlag) IsBoolFlag() bool { return f.common }
+
+// noValueFlag is a GenericFlag that takes no value (-c): the option
+// reordering and the completions ask TakesValue.
+type noValueFlag struct{ *cli.GenericFlag }
+
+func (noValueFlag) TakesValue() bool { return false }
+
 func errorsCommand(stdout, stderr io.Writer) *cli.Command {
+	sup := &suppressions{}
 	return &cli.Command{
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
@@ -31,8 +73,8 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
 			&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when present, as ibqueryerrors)"},
-			&cli.StringFlag{Name: "suppress", Aliases: []string{"s"}, Usage: "do not judge the counters `LIST` (comma-separated names, as ibqueryerrors -s)"},
-			&cli.BoolFlag{Name: "suppress-common", Aliases: []string{"c"}, Usage: "do not judge PortRcvSwitchRelayErrors (as ibqueryerrors -c)"},
+			&cli.GenericFlag{Name: "suppress", Aliases: []string{"s"}, Value: suppressFlag{s: sup}, Usage: "do not judge the counters `LIST` (comma-separated names, as ibqueryerrors -s; repeated lists add up)"},
+			noValueFlag{&cli.GenericFlag{Name: "suppress-common", Aliases: []string{"c"}, Value: suppressFlag{s: sup, common: true}, Usage: "do not judge PortRcvSwitchRelayErrors (as ibqueryerrors -c)"}},
 			&cli.BoolFlag{Name: "switch", Usage: "read switches only (with --ca/--router: those types)"},
 			&cli.BoolFlag{Name: "ca", Usage: "read CAs only (with --switch/--router: those types)"},
 			&cli.BoolFlag{Name: "router", Usage: "read routers only (with --switch/--ca: those types)"},
@@ -41,7 +83,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},
 			&cli.BoolFlag{Name: "clear-counts", Aliases: []string{"K"}, Usage: "after reading, reset the data counters (a PerfMgt Set, as ibqueryerrors -K)"},
 		}, commonFlags()...),
-		Action: func(c *cli.Context) error { return errorsCmd(c, stdout, stderr) },
+		Action: func(c *cli.Context) error { return errorsCmd(c, sup.names, stdout, stderr) },
 	}
 }
 
@@ -84,7 +126,7 @@ func cleanErr(err error) string {
 	return err.Error()
 }
 
-func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
+func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) error {
 	if c.NArg() > 0 {
 		return cliapp.Usage(c.Args().First(), "errors takes no arguments")
 	}
@@ -92,16 +134,11 @@ func errorsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.IsSet("suppress") {
-		for _, name := range strings.Split(c.String("suppress"), ",") {
-			if !th.Suppress(name) {
-				// ibqueryerrors ignores it silently; say so.
-				fmt.Fprintf(stderr, "ibavtrack: warning: --suppress: unknown counter %q ignored\n", name)
-			}
+	for _, name := range suppressed {
+		if !th.Suppress(name) {
+			// ibqueryerrors ignores it silently; say so.
+			fmt.Fprintf(stderr, "ibavtrack: warning: --suppress: unknown counter %q ignored\n", name)
 		}
-	}
-	if c.Bool("suppress-common") {
-		th.Suppress("PortRcvSwitchRelayErrors")
 	}
 	var types []uint8
 	for flag, t := range map[string]uint8{"switch": smp.NodeSwitch, "ca": smp.NodeCA, "router": smp.NodeRouter} {

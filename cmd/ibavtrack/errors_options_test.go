@@ -1,0 +1,56 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+// errorsFixture starts the errors fabric with a live OpenSM (ibqueryerrors
+// asks its SA for SLs) and deterministic counters on switch and CA ports,
+// and returns it with an empty threshold file.
+func errorsFixture(t *testing.T) (*ibsimtest.Sim, string) {
+	t.Helper()
+	ibsimtest.Require(t)
+	s := ibsimtest.Start(t, mustAbs(t, errorsNet), ibsimtest.WithConsole())
+	startOpenSM(t, s, "H-h1")
+	for _, c := range []string{
+		`PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12`,
+		`PerformanceSet "S-sw1"[0] PortCounters.LinkDownedCounter=2`,
+		`PerformanceSet "S-sw2"[3] PortCounters.PortXmitDiscards=4`,
+		`PerformanceSet "S-sw2"[4] PortCounters.ExcessiveBufferOverrunErrors=15`,
+		`PerformanceSet "S-sw2"[1] PortCounters.PortRcvSwitchRelayErrors=3`,
+		`PerformanceSet "H-h3"[1] PortCounters.PortRcvErrors=7`,
+		`PerformanceSet "H-h4"[2] PortCounters.PortXmitWait=99`,
+		`PerformanceSet "H-h2"[1] PortCounters.VL15Dropped=1`,
+		`PerformanceSet "H-h2"[1] PortCounters.PortXmitData=123456`,
+		`PerformanceSet "H-h2"[1] PortCounters.PortRcvPkts=4321`,
+	} {
+		if out := s.Console(t, c); !strings.Contains(out, "has been set") {
+			t.Fatalf("%s: %s", c, out)
+		}
+	}
+	return s, writeFile(t, "none", "# no thresholds\n")
+}
+
+// TestCompatErrorsSuppressOrder: repeated -s lists and -c add up in the
+// order of the command line, repeats included, as ibqueryerrors' option
+// handler adds them: what is judged and the "Suppressed:" line are
+// ibqueryerrors' byte for byte.
+func TestCompatErrorsSuppressOrder(t *testing.T) {
+	s, empty := errorsFixture(t)
+	for _, args := range [][]string{
+		{"-c", "-s", "PortXmitWait"},
+		{"-s", "SymbolErrorCounter", "-s", "PortXmitDiscards,VL15Dropped"},
+		{"-s", "VL15Dropped", "-c", "-s", "PortXmitDiscards", "-c"},
+		{"-s", "PortXmitWait,PortXmitWait", "-s", "LinkDownedCounter"},
+		{"--suppress", "PortXmitWait", "--suppress", "LinkDownedCounter"},
+		{"--suppress-common", "-s", "ExcessiveBufferOverrunErrors,PortRcvErrors"},
+	} {
+		a := append([]string{"--threshold-file", empty}, args...)
+		compareErrors(t, s, "H-h1", a, a...)
+	}
+}

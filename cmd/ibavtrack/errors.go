@@ -68,7 +68,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
 		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
-			"   [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+			"   [--data | --counters] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
@@ -82,6 +82,10 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.errors/v1) instead of ibqueryerrors' format"},
 			&cli.BoolFlag{Name: "clear-errors", Aliases: []string{"k"}, Usage: "after reading, reset the error counters (a PerfMgt Set, as ibqueryerrors -k)"},
 			&cli.BoolFlag{Name: "clear-counts", Aliases: []string{"K"}, Usage: "after reading, reset the data counters (a PerfMgt Set, as ibqueryerrors -K)"},
+			&cli.BoolFlag{Name: "data", Usage: "add the data counters that are not 0 to each port reported (as ibqueryerrors --data)"},
+			&cli.BoolFlag{Name: "counters", Usage: "print every port's data counters instead of the errors (as ibqueryerrors --counters)"},
+			&cli.BoolFlag{Name: "skip-sl", Usage: "accepted for ibqueryerrors' --skip-sl: ibavtrack asks the SA for no SL (PerfMgt MADs go on SL 0)"},
+			&cli.BoolFlag{Name: "GNDN", Aliases: []string{"R"}, Usage: "accepted for ibqueryerrors' -R (obsolete there; does nothing)"},
 		}, commonFlags()...),
 		Action: func(c *cli.Context) error { return errorsCmd(c, sup.names, stdout, stderr) },
 	}
@@ -173,6 +177,8 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
 		Outstanding: s.settings.Outstanding, Thresholds: th,
 		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"), Types: types,
+		// --counters reads every port on its own (no AllPortSelect sum)
+		PerPort: c.Bool("counters"),
 	}
 	rep, rerr := portcounters.Read(c.Context, cfg, s.res.Fabric)
 	if rerr != nil && c.Context.Err() != nil {
@@ -182,10 +188,13 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("reading port counters: %w", rerr))
 	}
 	rep.Names = names
+	if c.Bool("counters") {
+		rep.ForgetErrors()
+	}
 	if c.Bool("json") {
 		err = writeJSON(stdout, rep.JSON())
 	} else {
-		err = portcounters.WriteIBQueryErrors(stdout, rep)
+		err = portcounters.WriteIBQueryErrorsOptions(stdout, rep, portcounters.IBQueryErrorsOptions{Data: c.Bool("data"), CountersOnly: c.Bool("counters")})
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)

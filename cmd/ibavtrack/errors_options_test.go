@@ -3,9 +3,11 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
 
@@ -52,5 +54,42 @@ func TestCompatErrorsSuppressOrder(t *testing.T) {
 	} {
 		a := append([]string{"--threshold-file", empty}, args...)
 		compareErrors(t, s, "H-h1", a, a...)
+	}
+}
+
+// dataValue is a data or packet counter as ibqueryerrors prints it.
+var dataValue = regexp.MustCompile(`\[(Port(Xmit|Rcv)(Data|Pkts)|Port(Unicast|Multicast)(Xmit|Rcv)Pkts) == (\d+) \(([^)]*)\)\]`)
+
+// maskData replaces the values of the data and packet counters: ibsim
+// counts the MADs of each tool's own discovery on the ports they cross,
+// so two runs never read the same values (portcounters' tests compare
+// their formatting with ibqueryerrors').
+func maskData(b []byte) string {
+	return dataValue.ReplaceAllString(string(b), "[$1 == N]")
+}
+
+// TestCompatErrorsDataOptions: --data (the data counters of each port
+// reported), --counters (every port's data counters, no error judged),
+// and the options that change nothing in the output (--skip-sl, -R) give
+// ibqueryerrors' output, alone and with other options: byte for byte
+// but for the values of the data counters, which move with each tool's
+// own traffic (their formatting is compared in TestDataFormatLive).
+func TestCompatErrorsDataOptions(t *testing.T) {
+	s, empty := errorsFixture(t)
+	for _, args := range [][]string{
+		{"--data"}, {"--data", "-c"}, {"--data", "--ca"}, {"--data", "--switch"},
+		{"--counters"}, {"--counters", "--ca"}, {"--counters", "--switch", "-s", "VL15Dropped"},
+		{"--skip-sl"}, {"-R"}, {"--GNDN", "--data", "--skip-sl"},
+	} {
+		a := append([]string{"--threshold-file", empty}, args...)
+		theirs, terr, tcode := s.RunTool(t, "H-h1", "ibqueryerrors", a...)
+		theirs = dropIBWarn(theirs)
+		ours, oerr, code := runTool(t, append([]string{"errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", "H-h1"}, a...)...)
+		if o, th := maskData(ours), maskData(theirs); o != th || !strings.Contains(th, "## Summary:") {
+			t.Errorf("ibavtrack errors %v differs from ibqueryerrors:\n%s\n--- ours (exit %d):\n%s%s--- theirs (exit %d):\n%s", args, golden.LineDiff(th, o), code, ours, oerr, tcode, terr)
+		}
+		if strings.Contains(strings.Join(args, " "), "--") && !strings.Contains(string(theirs), " == ") {
+			t.Errorf("ibqueryerrors %v printed no counter: the case tests nothing\n%s", args, theirs)
+		}
 	}
 }

@@ -46,7 +46,7 @@ _ibavtrack() {
 		;;
 	errors)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --GNDN --Port --ca --check --clear-counts --clear-errors --config --counters --data --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --node-name-map --outstanding-smps --outstanding_smps --retries --router --sim --sim-host --sim-sm --skip-sl --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -K -P -R -V -c -d -e -h -k -o -s -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --GNDN --Port --ca --check --clear-counts --clear-errors --config --counters --data --debug --details --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --node-name-map --outstanding-smps --outstanding_smps --retries --router --sim --sim-host --sim-sm --skip-sl --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -K -P -R -V -c -d -e -h -k -o -s -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	*)

@@ -84,6 +84,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "clear-counts", Aliases: []string{"K"}, Usage: "after reading, reset the data counters (a PerfMgt Set, as ibqueryerrors -K)"},
 			&cli.BoolFlag{Name: "data", Usage: "add the data counters that are not 0 to each port reported (as ibqueryerrors --data)"},
 			&cli.BoolFlag{Name: "counters", Usage: "print every port's data counters instead of the errors (as ibqueryerrors --counters)"},
+			&cli.BoolFlag{Name: "details", Usage: "read and print PortRcvErrorDetails and PortXmitDiscardDetails of the ports whose PortRcvErrors or PortXmitDiscards are reported (as ibqueryerrors --details)"},
 			&cli.BoolFlag{Name: "skip-sl", Usage: "accepted for ibqueryerrors' --skip-sl: ibavtrack asks the SA for no SL (PerfMgt MADs go on SL 0)"},
 			&cli.BoolFlag{Name: "GNDN", Aliases: []string{"R"}, Usage: "accepted for ibqueryerrors' -R (obsolete there; does nothing)"},
 		}, commonFlags()...),
@@ -179,6 +180,7 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"), Types: types,
 		// --counters reads every port on its own (no AllPortSelect sum)
 		PerPort: c.Bool("counters"),
+		Details: c.Bool("details") && !c.Bool("counters"),
 	}
 	rep, rerr := portcounters.Read(c.Context, cfg, s.res.Fabric)
 	if rerr != nil && c.Context.Err() != nil {

@@ -93,3 +93,72 @@ func TestCompatErrorsDataOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatErrorsDetails: --details prints the detail counters after
+// PortRcvErrors and PortXmitDiscards as ibqueryerrors does, byte for byte
+// (its field names swapped between the two attributes included), also
+// with suppressed counters, --data and --ca.
+func TestCompatErrorsDetails(t *testing.T) {
+	s, empty := errorsFixture(t)
+	for _, c := range []string{
+		`PerformanceSet "H-h3"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=5`,
+		`PerformanceSet "H-h3"[1] PortRcvErrorDetails.PortBufferOverrunErrors=6`,
+		`PerformanceSet "H-h3"[1] PortRcvErrorDetails.PortLoopingErrors=9`,
+		`PerformanceSet "H-h3"[1] PortXmitDiscardDetails.PortInactiveDiscards=8`,
+		`PerformanceSet "S-sw2"[3] PortXmitDiscardDetails.PortNeighborMTUDiscards=3`,
+		`PerformanceSet "S-sw2"[3] PortXmitDiscardDetails.PortSwHOQLifetimeLimitDiscards=11`,
+		`PerformanceSet "S-sw2"[3] PortRcvErrorDetails.PortVLMappingErrors=2`,
+	} {
+		if out := s.Console(t, c); !strings.Contains(out, "has been set") {
+			t.Fatalf("%s: %s", c, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"--details"}, {"--details", "-s", "PortXmitDiscards"}, {"--details", "--ca"}, {"--details", "-c", "-s", "PortRcvErrors"},
+	} {
+		a := append([]string{"--threshold-file", empty}, args...)
+		out, _, _ := compareErrors(t, s, "H-h1", a, a...)
+		if len(args) == 1 && !strings.Contains(string(out), "[PortInactiveDiscards == ") {
+			t.Errorf("--details printed no detail:\n%s", out)
+		}
+	}
+	a := []string{"--threshold-file", empty, "--details", "--data"}
+	theirs, _, _ := s.RunTool(t, "H-h1", "ibqueryerrors", a...)
+	ours, _, _ := runTool(t, append([]string{"errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", "H-h1"}, a...)...)
+	if o, th := maskData(ours), maskData(dropIBWarn(theirs)); o != th {
+		t.Errorf("--details --data differs from ibqueryerrors:\n%s", golden.LineDiff(th, o))
+	}
+}
+
+// TestCompatErrorsDetailsClear: -k --details resets the detail counters
+// too, as ibqueryerrors -k --details: afterwards ibqueryerrors --details
+// finds none.
+func TestCompatErrorsDetailsClear(t *testing.T) {
+	s, empty := errorsFixture(t)
+	for _, c := range []string{
+		`PerformanceSet "H-h3"[1] PortRcvErrorDetails.PortLocalPhysicalErrors=5`,
+		`PerformanceSet "S-sw2"[3] PortXmitDiscardDetails.PortNeighborMTUDiscards=3`,
+	} {
+		if out := s.Console(t, c); !strings.Contains(out, "has been set") {
+			t.Fatalf("%s: %s", c, out)
+		}
+	}
+	if out, stderr, code := runTool(t, "errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", "H-h1", "--threshold-file", empty, "--details", "-k"); code != 0 {
+		t.Fatalf("-k --details: exit %d\n%s%s", code, out, stderr)
+	}
+	// the error counters are 0 now: make them count again to see details
+	for _, c := range []string{
+		`PerformanceSet "H-h3"[1] PortCounters.PortRcvErrors=1`,
+		`PerformanceSet "S-sw2"[3] PortCounters.PortXmitDiscards=1`,
+	} {
+		s.Console(t, c)
+	}
+	theirs, _, _ := s.RunTool(t, "H-h1", "ibqueryerrors", "--threshold-file", empty, "--details")
+	if strings.Contains(string(theirs), "[PortLocalPhysicalErrors") || strings.Contains(string(theirs), "[PortInactiveDiscards") ||
+		strings.Contains(string(theirs), "[PortNeighborMTUDiscards") || strings.Contains(string(theirs), "[PortMalformed") {
+		t.Errorf("detail counters not reset:\n%s", theirs)
+	}
+	if !strings.Contains(string(theirs), "[PortRcvErrors == 1]") {
+		t.Errorf("the test did not make PortRcvErrors count again:\n%s", theirs)
+	}
+}

@@ -107,6 +107,37 @@ func appendExceeded(b []byte, s *Sample, th *Thresholds) []byte {
 			b = fmt.Appendf(b, " (%5.3f%s)", f, u)
 		}
 		b = append(b, ']')
+		// --details, as ibqueryerrors 44 prints them: after PortRcvErrors
+		// the PortRcvErrorDetails data decoded with PortXmitDiscardDetails'
+		// field names, after PortXmitDiscards the reverse (its
+		// query_and_dump is given the other attribute's fields)
+		switch pma.ErrorNames[i] {
+		case "PortRcvErrors":
+			b = appendDetails(b, s.RcvDetails, xmitDiscardNames)
+		case "PortXmitDiscards":
+			b = appendDetails(b, s.XmitDetails, rcvErrorNames)
+		}
+	}
+	return b
+}
+
+// The detail attributes' fields (16 bits each from byte 4), libibmad's
+// names.
+var (
+	xmitDiscardNames = []string{"PortInactiveDiscards", "PortNeighborMTUDiscards", "PortSwLifetimeLimitDiscards", "PortSwHOQLifetimeLimitDiscards"}
+	rcvErrorNames    = []string{"PortLocalPhysicalErrors", "PortMalformedPktErrors", "PortBufferOverrunErrors", "PortDLIDMappingErrors", "PortVLMappingErrors", "PortLoopingErrors"}
+)
+
+// appendDetails appends " [Name == value]" for the fields of d that are
+// not 0.
+func appendDetails(b []byte, d *[pma.DataSize]byte, names []string) []byte {
+	if d == nil {
+		return b
+	}
+	for k, name := range names {
+		if v := uint16(d[4+2*k])<<8 | uint16(d[5+2*k]); v != 0 {
+			b = fmt.Appendf(b, " [%s == %d]", name, v)
+		}
 	}
 	return b
 }

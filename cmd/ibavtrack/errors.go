@@ -6,12 +6,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
@@ -68,7 +70,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
 		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
-			"   [--data | --counters] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+			"   [-G GUID | -D PATH] [--data | --counters] [--details] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
@@ -84,6 +86,9 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "clear-counts", Aliases: []string{"K"}, Usage: "after reading, reset the data counters (a PerfMgt Set, as ibqueryerrors -K)"},
 			&cli.BoolFlag{Name: "data", Usage: "add the data counters that are not 0 to each port reported (as ibqueryerrors --data)"},
 			&cli.BoolFlag{Name: "counters", Usage: "print every port's data counters instead of the errors (as ibqueryerrors --counters)"},
+			&cli.StringFlag{Name: "port-guid", Aliases: []string{"G"}, Usage: "report only the node holding the port of GUID `GUID` (as ibqueryerrors -G)"},
+			&cli.StringFlag{Name: "S", Usage: "the same as -G (as ibqueryerrors -S)"},
+			&cli.StringFlag{Name: "Direct", Aliases: []string{"D"}, Usage: "report only the node at directed route `PATH` (0,1,...) from the port attached to (as ibqueryerrors -D)"},
 			&cli.BoolFlag{Name: "details", Usage: "read and print PortRcvErrorDetails and PortXmitDiscardDetails of the ports whose PortRcvErrors or PortXmitDiscards are reported (as ibqueryerrors --details)"},
 			&cli.BoolFlag{Name: "skip-sl", Usage: "accepted for ibqueryerrors' --skip-sl: ibavtrack asks the SA for no SL (PerfMgt MADs go on SL 0)"},
 			&cli.BoolFlag{Name: "GNDN", Aliases: []string{"R"}, Usage: "accepted for ibqueryerrors' -R (obsolete there; does nothing)"},
@@ -119,6 +124,84 @@ func loadThresholds(c *cli.Context, stderr io.Writer) (portcounters.Thresholds, 
 		fmt.Fprintf(stderr, "ibavtrack: warning: %s\n", w)
 	}
 	return th, nil
+}
+
+// selectNode finds the node -G/-S GUID or -D PATH names, as ibqueryerrors
+// reports only it: the node holding the port of that GUID, or at the end
+// of that directed route. For a CA or router it also returns the port
+// libibnetdisc's one-hop discovery from there knows (the port of the GUID,
+// or the one the route enters); 0 otherwise. No option: nil.
+func selectNode(c *cli.Context, f *model.Fabric) (*model.Node, int, error) {
+	flag, spec := "", ""
+	for _, name := range []string{"port-guid", "S", "Direct"} {
+		if c.IsSet(name) {
+			if flag != "" {
+				return nil, 0, cliapp.Usage("-"+flag+" and -"+name, "choose one")
+			}
+			flag, spec = name, c.String(name)
+		}
+	}
+	switch flag {
+	case "":
+		return nil, 0, nil
+	case "Direct":
+		path, err := smp.ParseDRPath(spec)
+		if err != nil {
+			return nil, 0, cliapp.Usage("-D "+spec, err.Error())
+		}
+		n, q := f.From, int(f.FromPort)
+		for i := 1; i <= int(path.Len()); i++ {
+			pp := n.Port(int(path.Port(i)))
+			if pp == nil || pp.Remote == nil {
+				return nil, 0, cliapp.Usage("-D "+spec, fmt.Sprintf("no link at port %d of %q (hop %d)", path.Port(i), n.Description(), i))
+			}
+			n, q = pp.Remote.Node, int(pp.Remote.Num)
+		}
+		if n.IsSwitch() {
+			q = 0
+		}
+		return n, q, nil
+	}
+	in := "-G " + spec
+	if flag == "S" {
+		in = "-S " + spec
+	}
+	g, ok := cStrtoull(spec)
+	if !ok {
+		return nil, 0, cliapp.Usage(in, "not a GUID")
+	}
+	pp := f.PortByGUID(g)
+	if pp == nil {
+		return nil, 0, cliapp.Usage(in, "no port of the fabric has this GUID")
+	}
+	if pp.Node.IsSwitch() {
+		return pp.Node, 0, nil
+	}
+	return pp.Node, int(pp.Phys.Num), nil
+}
+
+// cStrtoull reads a GUID as C's strtoull(s, NULL, 0) does (0x
+// hexadecimal, 0 octal, else decimal, up to the first other character);
+// ok is false when no digit is read or the value overflows.
+func cStrtoull(s string) (uint64, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	s = strings.TrimPrefix(s, "+")
+	base := 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, s = 16, s[2:]
+	case strings.HasPrefix(s, "0"):
+		base = 8
+	}
+	end := 0
+	for end < len(s) && strings.IndexByte("0123456789abcdef"[:base], s[end]|0x20) >= 0 {
+		end++
+	}
+	if end == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[:end], base, 64)
+	return v, err == nil
 }
 
 // cleanErr is err's text without the *fs.PathError prefix (the flag names
@@ -174,6 +257,10 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		s.partial(stderr)
 		return nothingToCheckJSON(stdout, c.Bool("json"), portcounters.Schema, why)
 	}
+	only, onlyPort, err := selectNode(c, s.res.Fabric)
+	if err != nil {
+		return err
+	}
 	cfg := portcounters.Config{
 		Transport: s.fab, Timeout: s.settings.Timeout, Retries: s.settings.Retries,
 		Outstanding: s.settings.Outstanding, Thresholds: th,
@@ -181,6 +268,7 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		// --counters reads every port on its own (no AllPortSelect sum)
 		PerPort: c.Bool("counters"),
 		Details: c.Bool("details") && !c.Bool("counters"),
+		Node:    only, Port: onlyPort,
 	}
 	rep, rerr := portcounters.Read(c.Context, cfg, s.res.Fabric)
 	if rerr != nil && c.Context.Err() != nil {

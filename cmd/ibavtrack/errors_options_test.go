@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/golden"
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
@@ -160,5 +161,35 @@ func TestCompatErrorsDetailsClear(t *testing.T) {
 	}
 	if !strings.Contains(string(theirs), "[PortRcvErrors == 1]") {
 		t.Errorf("the test did not make PortRcvErrors count again:\n%s", theirs)
+	}
+}
+
+// TestCompatErrorsOneNode: -G/--port-guid and -S (CA ports, decimal and
+// hex) and -D (a directed route to a switch, to a CA) report only that
+// node as ibqueryerrors does, byte for byte, also with other options.
+// (ibqueryerrors 44 -G of a switch's GUID does not finish under ibsim:
+// there -G must print what -D to the same switch prints.)
+func TestCompatErrorsOneNode(t *testing.T) {
+	s, empty := errorsFixture(t)
+	for _, args := range [][]string{
+		{"--port-guid", "0x100005"}, {"-S", "0x100005"}, {"-G", "0x100008"},
+		{"-G", "1048584"}, {"-G", "0x100003", "-s", "VL15Dropped"}, {"-G", "0x100005", "--details"},
+		{"-D", "0,1"}, {"--Direct", "0,1,3"}, {"-D", "0,1,3,4"}, {"-D", "0,1,2", "--ca"}, {"-D", "0,1,3", "--switch"},
+		{"-D", "0,1,3", "-c", "--details"},
+	} {
+		a := append([]string{"--threshold-file", empty}, args...)
+		out, _, _ := compareErrors(t, s, "H-h1", a, a...)
+		if !strings.Contains(string(out), " 1 nodes checked") && !strings.Contains(string(out), " 0 nodes checked") {
+			t.Errorf("%v: not one node:\n%s", args, out)
+		}
+	}
+	base := []string{"errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", "H-h1", "--threshold-file", empty}
+	byGUID, _, _ := runTool(t, append(base, "-G", "0x200001")...)
+	byPath, _, _ := runTool(t, append(base, "-D", "0,1,3")...)
+	if string(byGUID) != string(byPath) || !strings.Contains(string(byGUID), `Errors for 0x200001 "sw2"`) {
+		t.Errorf("-G of sw2 differs from -D to it:\n%s\n%s", byGUID, byPath)
+	}
+	if _, stderr, code := runTool(t, append(base, "-G", "0x1234")...); code != exitcode.Usage || !strings.Contains(string(stderr), "-G 0x1234") {
+		t.Errorf("-G of an unknown GUID: exit %d: %s", code, stderr)
 	}
 }

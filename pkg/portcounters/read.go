@@ -48,9 +48,17 @@ type Config struct {
 	// smp.NodeSwitch, smp.NodeRouter), as ibqueryerrors --ca, --switch,
 	// --router; empty reads every node.
 	Types []uint8
+	// Node, when set, is the only node read (ibqueryerrors -G, -D);
+	// Port, when not 0, the only port of a CA or router read (the port
+	// libibnetdisc's one-hop discovery from it knows).
+	Node *model.Node
+	Port int
 }
 
 func (c *Config) wants(n *model.Node) bool {
+	if c.Node != nil && n != c.Node {
+		return false
+	}
 	if len(c.Types) == 0 {
 		return true
 	}
@@ -298,7 +306,7 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 	cp := 0
 	if !n.IsSwitch() {
 		for p := 1; p <= n.NumPorts(); p++ {
-			if n.Port(p) != nil {
+			if n.Port(p) != nil && r.onlyPort(n, p) {
 				cp = p
 				break
 			}
@@ -330,7 +338,7 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		}
 	}
 	for p := start; p <= n.NumPorts(); p++ {
-		if n.Port(p) == nil {
+		if n.Port(p) == nil || !r.onlyPort(n, p) {
 			continue
 		}
 		s, err := r.sample(ctx, n, nr, p)
@@ -349,6 +357,11 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		return r.clear(ctx, n, nr, int(pma.AllPorts))
 	}
 	return nil
+}
+
+// onlyPort reports whether port p of n is read under Config.Port.
+func (r *reader) onlyPort(n *model.Node, p int) bool {
+	return r.cfg.Port == 0 || n.IsSwitch() || p == r.cfg.Port
 }
 
 // sample reads PortCounters (and PortCountersExtended where the PMA has

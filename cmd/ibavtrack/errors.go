@@ -13,6 +13,8 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
@@ -70,7 +72,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
 		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
-			"   [-G GUID | -D PATH] [--data | --counters] [--details] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+			"   [-G GUID | -D PATH] [--load-cache FILE] [--data | --counters] [--details] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
@@ -89,6 +91,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "port-guid", Aliases: []string{"G"}, Usage: "report only the node holding the port of GUID `GUID` (as ibqueryerrors -G)"},
 			&cli.StringFlag{Name: "S", Usage: "the same as -G (as ibqueryerrors -S)"},
 			&cli.StringFlag{Name: "Direct", Aliases: []string{"D"}, Usage: "report only the node at directed route `PATH` (0,1,...) from the port attached to (as ibqueryerrors -D)"},
+			&cli.StringFlag{Name: "load-cache", Usage: "take the fabric from ibnetdiscover cache `FILE` instead of discovering it (the counters are read from the fabric, by the cache's LIDs; as ibqueryerrors --load-cache)"},
 			&cli.BoolFlag{Name: "details", Usage: "read and print PortRcvErrorDetails and PortXmitDiscardDetails of the ports whose PortRcvErrors or PortXmitDiscards are reported (as ibqueryerrors --details)"},
 			&cli.BoolFlag{Name: "skip-sl", Usage: "accepted for ibqueryerrors' --skip-sl: ibavtrack asks the SA for no SL (PerfMgt MADs go on SL 0)"},
 			&cli.BoolFlag{Name: "GNDN", Aliases: []string{"R"}, Usage: "accepted for ibqueryerrors' -R (obsolete there; does nothing)"},
@@ -243,12 +246,28 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "ibavtrack: warning: node name map: %v\n", err)
 		names = nil
 	}
+	var cached *model.Fabric
+	if f := c.String("load-cache"); f != "" {
+		if c.IsSet("Direct") {
+			return cliapp.Usage("--load-cache and -D", "a cache has no directed routes to follow (ibqueryerrors refuses them together too)")
+		}
+		fab, skipped, err := ibndcache.LoadSkipped(f)
+		if err != nil {
+			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--load-cache: %w", err))
+		}
+		if skipped.Any() {
+			fmt.Fprintf(stderr, "ibavtrack: warning: --load-cache: %s: incomplete cache: %v\n", f, skipped)
+		}
+		cached = fab
+	}
 	s, err := openSession(c)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if err := s.sweep(c.Context, false); err != nil {
+	if cached != nil {
+		s.res = &discover.Result{Fabric: cached}
+	} else if err := s.sweep(c.Context, false); err != nil {
 		return err
 	}
 	// PMAs are reached by LID: without LIDs no SM ran and nothing can be

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -191,5 +192,30 @@ func TestCompatErrorsOneNode(t *testing.T) {
 	}
 	if _, stderr, code := runTool(t, append(base, "-G", "0x1234")...); code != exitcode.Usage || !strings.Contains(string(stderr), "-G 0x1234") {
 		t.Errorf("-G of an unknown GUID: exit %d: %s", code, stderr)
+	}
+}
+
+// TestCompatErrorsLoadCache: --load-cache takes the fabric from a cache
+// of ibnetdiscover's and reads the counters from the live fabric by its
+// LIDs, as ibqueryerrors --load-cache: byte for byte, also with -G, -c,
+// --ca and --details; refused with -D (as ibqueryerrors refuses it).
+func TestCompatErrorsLoadCache(t *testing.T) {
+	s, empty := errorsFixture(t)
+	cache := filepath.Join(t.TempDir(), "fabric.cache")
+	if _, e, code := s.RunTool(t, "H-h1", "ibnetdiscover", "--cache", cache); code != 0 {
+		t.Fatalf("ibnetdiscover --cache: exit %d: %s", code, e)
+	}
+	for _, args := range [][]string{
+		{}, {"-c"}, {"--ca"}, {"--details"}, {"-G", "0x100005"}, {"--switch", "-s", "PortXmitDiscards"},
+	} {
+		a := append([]string{"--threshold-file", empty, "--load-cache", cache}, args...)
+		compareErrors(t, s, "H-h1", a, a...)
+	}
+	base := []string{"errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", "H-h1", "--threshold-file", empty, "--load-cache", cache}
+	if _, stderr, code := runTool(t, append(base, "-D", "0,1")...); code != exitcode.Usage {
+		t.Errorf("--load-cache with -D: exit %d: %s", code, stderr)
+	}
+	if _, _, tcode := s.RunTool(t, "H-h1", "ibqueryerrors", "--load-cache", cache, "-D", "0,1"); tcode == 0 {
+		t.Errorf("ibqueryerrors takes --load-cache with -D")
 	}
 }

@@ -46,7 +46,7 @@ _ibavtrack() {
 		;;
 	errors)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Direct --GNDN --Port --ca --check --clear-counts --clear-errors --config --counters --data --debug --details --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --load-cache --m_key --max-nodes --max-smps --node-name-map --outstanding-smps --outstanding_smps --port-guid --retries --router --sim --sim-host --sim-sm --skip-sl --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -D -G -K -P -R -S -V -c -d -e -h -k -o -s -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Direct --GNDN --Port --ca --check --clear-counts --clear-errors --config --counters --data --debug --details --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --load-cache --m_key --max-nodes --max-smps --node-name-map --outstanding-smps --outstanding_smps --port-guid --report-port --retries --router --sim --sim-host --sim-sm --skip-sl --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -D -G -K -P -R -S -V -c -d -e -h -k -o -r -s -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	*)

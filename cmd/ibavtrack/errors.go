@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/pkg/chassis"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -72,7 +73,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "errors",
 		Usage: "read every port's PerfMgt error counters and list the ports beyond their thresholds, as ibqueryerrors",
 		UsageText: "ibavtrack errors [--threshold-file FILE] [--node-name-map FILE] [-s LIST] [-c] [--switch] [--ca] [--router]\n" +
-			"   [-G GUID | -D PATH] [--load-cache FILE] [--data | --counters] [--details] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
+			"   [-G GUID | -D PATH] [--load-cache FILE] [--data | --counters] [--details] [-r] [--check] [--json] [--clear-errors] [--clear-counts] [fabric options]\n" +
 			"   (reading never changes a counter; --clear-errors/--clear-counts send PortCounters Sets)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "threshold-file", Usage: "thresholds in ibqueryerrors' format, `FILE` (default " + portcounters.DefaultThresholdFile + " when it exists)"},
@@ -92,6 +93,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "S", Usage: "the same as -G (as ibqueryerrors -S)"},
 			&cli.StringFlag{Name: "Direct", Aliases: []string{"D"}, Usage: "report only the node at directed route `PATH` (0,1,...) from the port attached to (as ibqueryerrors -D)"},
 			&cli.StringFlag{Name: "load-cache", Usage: "take the fabric from ibnetdiscover cache `FILE` instead of discovering it (the counters are read from the fabric, by the cache's LIDs; as ibqueryerrors --load-cache)"},
+			&cli.BoolFlag{Name: "report-port", Aliases: []string{"r"}, Usage: "add a \"Link info\" line (link state, width, speed, the peer) after each port line (as ibqueryerrors -r)"},
 			&cli.BoolFlag{Name: "details", Usage: "read and print PortRcvErrorDetails and PortXmitDiscardDetails of the ports whose PortRcvErrors or PortXmitDiscards are reported (as ibqueryerrors --details)"},
 			&cli.BoolFlag{Name: "skip-sl", Usage: "accepted for ibqueryerrors' --skip-sl: ibavtrack asks the SA for no SL (PerfMgt MADs go on SL 0)"},
 			&cli.BoolFlag{Name: "GNDN", Aliases: []string{"R"}, Usage: "accepted for ibqueryerrors' -R (obsolete there; does nothing)"},
@@ -135,35 +137,48 @@ func loadThresholds(c *cli.Context, stderr io.Writer) (portcounters.Thresholds, 
 // libibnetdisc's one-hop discovery from there knows (the port of the GUID,
 // or the one the route enters); 0 otherwise. No option: nil.
 func selectNode(c *cli.Context, f *model.Fabric) (*model.Node, int, error) {
+	n, q, _, err := selectNodePeer(c, f)
+	return n, q, err
+}
+
+// selectNodePeer is selectNode that also returns, for -D to a CA or
+// router more than one hop away, the peer ibqueryerrors -r shows for its
+// port: libibnetdisc retracts the route to the switch before it and links
+// the CA to that switch's port the route entered it by.
+func selectNodePeer(c *cli.Context, f *model.Fabric) (*model.Node, int, *model.PhysPort, error) {
 	flag, spec := "", ""
 	for _, name := range []string{"port-guid", "S", "Direct"} {
 		if c.IsSet(name) {
 			if flag != "" {
-				return nil, 0, cliapp.Usage("-"+flag+" and -"+name, "choose one")
+				return nil, 0, nil, cliapp.Usage("-"+flag+" and -"+name, "choose one")
 			}
 			flag, spec = name, c.String(name)
 		}
 	}
 	switch flag {
 	case "":
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	case "Direct":
 		path, err := smp.ParseDRPath(spec)
 		if err != nil {
-			return nil, 0, cliapp.Usage("-D "+spec, err.Error())
+			return nil, 0, nil, cliapp.Usage("-D "+spec, err.Error())
 		}
 		n, q := f.From, int(f.FromPort)
+		var peer *model.PhysPort // the port the route entered the node before n by
 		for i := 1; i <= int(path.Len()); i++ {
+			if i > 1 {
+				peer = n.Port(q)
+			}
 			pp := n.Port(int(path.Port(i)))
 			if pp == nil || pp.Remote == nil {
-				return nil, 0, cliapp.Usage("-D "+spec, fmt.Sprintf("no link at port %d of %q (hop %d)", path.Port(i), n.Description(), i))
+				return nil, 0, nil, cliapp.Usage("-D "+spec, fmt.Sprintf("no link at port %d of %q (hop %d)", path.Port(i), n.Description(), i))
 			}
 			n, q = pp.Remote.Node, int(pp.Remote.Num)
 		}
 		if n.IsSwitch() {
-			q = 0
+			return n, 0, nil, nil
 		}
-		return n, q, nil
+		return n, q, peer, nil
 	}
 	in := "-G " + spec
 	if flag == "S" {
@@ -171,16 +186,16 @@ func selectNode(c *cli.Context, f *model.Fabric) (*model.Node, int, error) {
 	}
 	g, ok := cStrtoull(spec)
 	if !ok {
-		return nil, 0, cliapp.Usage(in, "not a GUID")
+		return nil, 0, nil, cliapp.Usage(in, "not a GUID")
 	}
 	pp := f.PortByGUID(g)
 	if pp == nil {
-		return nil, 0, cliapp.Usage(in, "no port of the fabric has this GUID")
+		return nil, 0, nil, cliapp.Usage(in, "no port of the fabric has this GUID")
 	}
 	if pp.Node.IsSwitch() {
-		return pp.Node, 0, nil
+		return pp.Node, 0, nil, nil
 	}
-	return pp.Node, int(pp.Phys.Num), nil
+	return pp.Node, int(pp.Phys.Num), nil, nil
 }
 
 // cStrtoull reads a GUID as C's strtoull(s, NULL, 0) does (0x
@@ -276,7 +291,7 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		s.partial(stderr)
 		return nothingToCheckJSON(stdout, c.Bool("json"), portcounters.Schema, why)
 	}
-	only, onlyPort, err := selectNode(c, s.res.Fabric)
+	only, onlyPort, peer, err := selectNodePeer(c, s.res.Fabric)
 	if err != nil {
 		return err
 	}
@@ -303,7 +318,12 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 	if c.Bool("json") {
 		err = writeJSON(stdout, rep.JSON())
 	} else {
-		err = portcounters.WriteIBQueryErrorsOptions(stdout, rep, portcounters.IBQueryErrorsOptions{Data: c.Bool("data"), CountersOnly: c.Bool("counters")})
+		o := portcounters.IBQueryErrorsOptions{Data: c.Bool("data"), CountersOnly: c.Bool("counters"), ReportPort: c.Bool("report-port"),
+			NoPeers: only != nil && !only.IsSwitch() && !c.IsSet("Direct"), Peer: peer}
+		if o.ReportPort && chassis.HasExtPorts(s.res.Fabric) {
+			o.ExtPort = chassis.Group(s.res.Fabric).ExtPort
+		}
+		err = portcounters.WriteIBQueryErrorsOptions(stdout, rep, o)
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)

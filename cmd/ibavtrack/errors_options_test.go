@@ -219,3 +219,23 @@ func TestCompatErrorsLoadCache(t *testing.T) {
 		t.Errorf("ibqueryerrors takes --load-cache with -D")
 	}
 }
+
+// TestCompatErrorsReportPort: -r adds ibqueryerrors' "Link info" line
+// after each port line, byte for byte: switch ports (port 0 of an
+// enhanced switch, with no peer), CA ports, a 2-port CA's second port,
+// with --counters, --data (masked) and -G.
+func TestCompatErrorsReportPort(t *testing.T) {
+	s, empty := errorsFixture(t)
+	for _, args := range [][]string{
+		{"-r"}, {"--report-port", "-c"}, {"-r", "--ca"}, {"-r", "-G", "0x100008"}, {"-r", "-S", "0x100005"}, {"-r", "-D", "0,1,3"}, {"-r", "-D", "0,1,3,3"},
+		{"-r", "--counters"}, {"-r", "--data"},
+	} {
+		a := append([]string{"--threshold-file", empty}, args...)
+		theirs, _, tcode := s.RunTool(t, "H-h1", "ibqueryerrors", a...)
+		theirs = dropIBWarn(theirs)
+		ours, oerr, code := runTool(t, append([]string{"errors", "--ibsim", "--ibsim-sockname", s.SockName, "--sim-host", "H-h1"}, a...)...)
+		if o, th := maskData(ours), maskData(theirs); o != th || !strings.Contains(th, "Link info:") {
+			t.Errorf("ibavtrack errors %v differs from ibqueryerrors:\n%s\n--- ours (exit %d): %s--- theirs (exit %d)", args, golden.LineDiff(th, o), code, oerr, tcode)
+		}
+	}
+}

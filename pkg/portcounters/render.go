@@ -163,6 +163,17 @@ type IBQueryErrorsOptions struct {
 	// errors (--counters); the report must have been read with
 	// Config.PerPort.
 	CountersOnly bool
+	// ReportPort adds each port line's "Link info" line (-r); ExtPort
+	// gives chassis line ports' external port numbers (nil: none).
+	ReportPort bool
+	ExtPort    func(*model.PhysPort) int
+	// NoPeers prints every port without its peer (ibqueryerrors -G of a
+	// CA port: libibnetdisc's discovery from a LID-routed CA goes no
+	// further than the CA).
+	NoPeers bool
+	// Peer, when set, is the peer shown for every port instead of its own
+	// (ibqueryerrors -D to a CA: see the errors command).
+	Peer *model.PhysPort
 }
 
 // ForgetErrors clears every sample's Over: ibqueryerrors --counters
@@ -192,6 +203,25 @@ func WriteIBQueryErrors(w io.Writer, r *Report) error {
 func WriteIBQueryErrorsOptions(w io.Writer, r *Report, o IBQueryErrorsOptions) error {
 	bw := bufio.NewWriter(w)
 	var line []byte
+	if o.ExtPort == nil {
+		o.ExtPort = func(*model.PhysPort) int { return 0 }
+	}
+	portConfig := func(n *model.Node, port int) {
+		if !o.ReportPort || port == int(pma.AllPorts) {
+			return
+		}
+		if pp := n.Port(port); pp != nil {
+			peer := pp.Remote
+			if o.Peer != nil {
+				peer = o.Peer
+			}
+			if o.NoPeers {
+				peer = nil
+			}
+			line = r.appendPortConfig(line[:0], pp, peer, o.ExtPort)
+			bw.Write(line)
+		}
+	}
 	for i := range r.Nodes {
 		nr := &r.Nodes[i]
 		n := nr.Node
@@ -210,6 +240,7 @@ func WriteIBQueryErrorsOptions(w io.Writer, r *Report, o IBQueryErrorsOptions) e
 				line = appendData(line, s, nr.Cap.CapabilityMask, true)
 				line = append(line, '\n')
 				bw.Write(line)
+				portConfig(n, s.Port)
 			}
 			continue
 		}
@@ -237,6 +268,7 @@ func WriteIBQueryErrorsOptions(w io.Writer, r *Report, o IBQueryErrorsOptions) e
 			}
 			line = append(line, '\n')
 			bw.Write(line)
+			portConfig(n, s.Port)
 		}
 		if nr.All != nil {
 			emit(nr.All)

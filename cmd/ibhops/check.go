@@ -135,6 +135,12 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		h, notes := routing.EngineHops(t.f, t.engine, tabs)
 		t.notes = append(t.notes, notes...)
 		t.hopsNote(h)
+		if t.engine == routing.Nue {
+			// nue's matrix holds, for switch LIDs, a count its last
+			// search left over, not route lengths: its routes are judged
+			// as dfsssp's and sssp's are, by the hops they program.
+			h = routing.RoutedHops(t.f, tabs)
+		}
 		res = routing.Check(t.f, tabs, h)
 		// Routes the engine leaves out by its own rule are information.
 		if rule, why := routing.UnroutedRule(t.f, t.engine); rule != nil {

@@ -244,11 +244,18 @@ func Check(f *model.Fabric, t *Tables, h *model.HopTables) *CheckResult {
 			if h == nil || attachExtra < 0 || nodes[s].mat == nil {
 				continue
 			}
-			l := nodes[s].mat.LeastHops(attachLID)
+			// An engine matrix with a row for the LID itself (a CA LID
+			// of nue, dfsssp or sssp: the hops of the route it
+			// programmed) is compared with that row; the min-hop
+			// matrices have rows for switch LIDs only.
+			l, extra := nodes[s].mat.LeastHops(attachLID), attachExtra
+			if attachExtra > 0 && nodes[s].mat.Row(dlid) != nil {
+				l, extra = nodes[s].mat.LeastHops(dlid), 0
+			}
 			if l == model.NoPath {
 				continue
 			}
-			least := int(l) + attachExtra
+			least := int(l) + extra
 			if int(hops[s]) > least {
 				res.Longer++
 				res.Findings = append(res.Findings, Finding{Kind: KindLonger, DLID: dlid, Dest: dest,

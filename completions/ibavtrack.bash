@@ -10,7 +10,7 @@ _ibavtrack() {
 		COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
 		return
 		;;
-	--config|--node-name-map|--output|--sim|--threshold-file|-z)
+	--config|--load-cache|--node-name-map|--output|--sim|--threshold-file|-z)
 		compopt -o filenames 2>/dev/null
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -19,7 +19,7 @@ _ibavtrack() {
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--Port|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--src|--suppress|--timeout|-P|-o|-s|-t|-y)
+	--Direct|--Port|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--port-guid|--retries|--sim-host|--src|--suppress|--timeout|-D|-G|-P|-S|-o|-s|-t|-y)
 		return
 		;;
 	esac
@@ -50,7 +50,7 @@ _ibavtrack() {
 		;;
 	errors)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --ca --check --clear-counts --clear-errors --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --m_key --max-nodes --max-smps --node-name-map --output --outstanding-smps --outstanding_smps --retries --router --sim --sim-host --sim-sm --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -K -P -V -c -d -e -h -k -o -s -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Direct --GNDN --Port --ca --check --clear-counts --clear-errors --color --config --counters --data --debug --details --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --load-cache --m_key --max-nodes --max-smps --node-name-map --output --outstanding-smps --outstanding_smps --port-guid --report-port --retries --router --sim --sim-host --sim-sm --skip-sl --strict --suppress --suppress-common --switch --threshold-file --timeout --verbose --version -C -D -G -K -P -R -S -V -c -d -e -h -k -o -r -s -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	*)

@@ -28,7 +28,7 @@ _ibhops() {
 		;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--Ca --Port --check-routes --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lft --lid-reads --limit --m_key --max-nodes --max-smps --node-name-map --output --outstanding-smps --outstanding_smps --retries --routed --routing-engine --sim --sim-host --sim-sm --strict --switch --timeout --trace --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		COMPREPLY=($(compgen -W "--Ca --Direct --Port --check-routes --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lft --lid-reads --limit --m_key --max-nodes --max-smps --node-name-map --output --outstanding-smps --outstanding_smps --retries --routed --routing-engine --sim --sim-host --sim-sm --strict --switch --timeout --trace --verbose --version -C -D -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		return
 	fi
 }

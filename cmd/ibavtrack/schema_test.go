@@ -32,14 +32,20 @@ func jsonDocs(t *testing.T) map[string][]byte {
 		{"links", "--sim", "testdata/pathmix.net"},
 		{"links", "--sim", "testdata/mismatch.net"},
 		{"links", "--sim", "../../testdata/fabrics/mixed.net"},
+		{"links", "--counters", "--sim", "testdata/pathmix.net"},
+		{"links", "--counters", "--check", "--sim", "testdata/mismatch.net"},
 		{"path", "--sim", "testdata/pathmix.net", "hA", "hB"},
 		{"path", "--sim", "../../testdata/fabrics/demo.net", "10", "15"},
 		{"watch", "--sim", "testdata/pathmix.net", "--count", "2", "--interval", "1ms", "hA", "hB"},
 		{"errors", "--sim", "testdata/pathmix.net"},
+		{"errors", "--check", "--switch", "--sim", "testdata/pathmix.net"},
+		{"errors", "--ca", "-c", "-s", "PortXmitWait", "--sim", "testdata/pathmix.net"},
 		// no SM ran, so no LIDs: nothing to check (exit 5), or every PMA
 		// query failed (errors: partial, exit 3)
 		{"path", "--sim", fabrics + "loop.net", "--sim-sm=false", "h1", "h2"},
 		{"links", "--check", "--sim", fabrics + "loop.net", "--sim-sm=false"},
+		// no LIDs: the counters cannot be read
+		{"links", "--counters", "--sim", fabrics + "loop.net", "--sim-sm=false"},
 		{"errors", "--sim", fabrics + "loop.net", "--sim-sm=false"},
 	}
 	docs := map[string][]byte{}

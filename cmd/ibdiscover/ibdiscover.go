@@ -329,6 +329,9 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			res.Fabric.MaxHops = res.MaxHops // the header's "max hops discovered"
 		}
 		if err := ibndcache.Write(cacheF, res.Fabric); err != nil {
+			if errors.Is(err, ibndcache.ErrTooManyPorts) {
+				return failed(fmt.Errorf("--cache %s: not written: %w", c.String("cache"), err))
+			}
 			return failed(fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}

@@ -33,12 +33,19 @@ type jsonSummary struct {
 	TransitCAs    int    `json:"transit_cas"`
 	NotActive     int    `json:"not_active"`
 	LFTReadErrors int    `json:"lft_read_errors"`
+	// UnownedLIDs and UnownedRoutes: LIDs no discovered port owns that
+	// forwarding tables still route, and the routes to them followed.
+	UnownedLIDs   int `json:"unowned_lids,omitempty"`
+	UnownedRoutes int `json:"unowned_routes,omitempty"`
+	// Unrouted: routes the routing engine's rule leaves out on purpose
+	// (unrouted-by-engine findings; not broken).
+	Unrouted int `json:"unrouted_by_engine,omitempty"`
 }
 
 type jsonFinding struct {
 	Kind        string     `json:"kind"`
 	LID         uint16     `json:"lid"`
-	Destination jsonPort   `json:"destination"`
+	Destination *jsonPort  `json:"destination"` // null: no discovered port owns the LID
 	Switch      jsonPort   `json:"switch"`
 	Port        *int       `json:"port,omitempty"` // the switch's LFT entry for the LID
 	Cycle       []jsonPort `json:"cycle,omitempty"`
@@ -62,7 +69,10 @@ func plural(n int, one, many string) string {
 
 // message is a finding's text (without its kind).
 func (t *tool) message(fd *routing.Finding) string {
-	dest := t.describe(fd.Dest)
+	dest := fmt.Sprintf("lid %d, which no discovered port owns", fd.DLID)
+	if fd.Dest != nil {
+		dest = t.describe(fd.Dest)
+	}
 	routes := plural(fd.Routes, "route", "routes")
 	end, stop := "end", "stop"
 	if fd.Routes == 1 {
@@ -78,6 +88,8 @@ func (t *tool) message(fd *routing.Finding) string {
 			why = fmt.Sprintf("routes it to port %d of %d", fd.Port, fd.At.NumPorts())
 		}
 		return fmt.Sprintf("to %s: %s %s; %s %s there", dest, t.swText(fd.At), why, routes, end)
+	case routing.KindUnrouted:
+		return fmt.Sprintf("to %s: %s has no route (entry %d): %s; %s %s there (information, not a problem)", dest, t.swText(fd.At), fd.Port, t.unroutedRule, routes, end)
 	case routing.KindDownPort:
 		return fmt.Sprintf("to %s: %s routes it to port %d, which has no link; %s %s there", dest, t.swText(fd.At), fd.Port, routes, end)
 	case routing.KindTransitCA:
@@ -126,7 +138,18 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		h, notes := routing.EngineHops(t.f, t.engine, tabs)
 		t.notes = append(t.notes, notes...)
 		t.hopsNote(h)
+		if t.engine == routing.Nue {
+			// nue's matrix holds, for switch LIDs, a count its last
+			// search left over, not route lengths: its routes are judged
+			// as dfsssp's and sssp's are, by the hops they program.
+			h = routing.RoutedHops(t.f, tabs)
+		}
 		res = routing.Check(t.f, tabs, h)
+		// Routes the engine leaves out by its own rule are information.
+		if rule, why := routing.UnroutedRule(t.f, t.engine); rule != nil {
+			t.unroutedRule = why
+			res.Excuse(rule)
+		}
 		if !res.Clean() {
 			t.problem = true
 		}
@@ -138,6 +161,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		BlackHoles: res.Count(routing.KindBlackHole), DownPorts: res.Count(routing.KindDownPort),
 		Loops: res.Count(routing.KindLoop), NoTables: res.Count(routing.KindNoTable),
 		TransitCAs: res.Count(routing.KindTransitCA), NotActive: res.Count(routing.KindNotActive), LFTReadErrors: readErrs,
+		UnownedLIDs: res.Unowned, UnownedRoutes: res.UnownedRoutes, Unrouted: res.Unrouted,
 	}
 	if t.nothing != "" {
 		sum.Reason = "nothing to check: " + t.nothing
@@ -146,8 +170,12 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		jc := jsonCheck{Schema: "ibdiag.route-check/v1", Summary: sum, Findings: []jsonFinding{}}
 		for i := range res.Findings {
 			fd := &res.Findings[i]
-			jf := jsonFinding{Kind: fd.Kind, LID: fd.DLID, Destination: t.jport(fd.Dest.Phys), Switch: t.nodePort(fd.At),
+			jf := jsonFinding{Kind: fd.Kind, LID: fd.DLID, Switch: t.nodePort(fd.At),
 				Routes: fd.Routes, Hops: fd.Hops, MinHops: fd.MinHops, Message: t.message(fd)}
+			if fd.Dest != nil {
+				d := t.jport(fd.Dest.Phys)
+				jf.Destination = &d
+			}
 			if fd.Kind != routing.KindNoTable {
 				p := int(fd.Port)
 				jf.Port = &p
@@ -168,7 +196,7 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "%s: %s\n", fd.Kind, t.message(fd))
 	}
-	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindNotActive, routing.KindLonger} {
+	for _, k := range []string{routing.KindBlackHole, routing.KindDownPort, routing.KindLoop, routing.KindNoTable, routing.KindTransitCA, routing.KindNotActive, routing.KindLonger, routing.KindUnrouted} {
 		if t.limit > 0 && shown[k] > t.limit {
 			fmt.Fprintf(w, "%s: ... %d more not shown (--limit 0 shows all)\n", k, shown[k]-t.limit)
 		}
@@ -176,6 +204,12 @@ func (t *tool) checkRoutes(w io.Writer) error {
 	fmt.Fprintf(w, "Routes checked: %d (%s x %s)\n", res.Routes, plural(res.Switches, "switch", "switches"), plural(res.LIDs, "LID", "LIDs"))
 	fmt.Fprintf(w, "Broken routes: %d (black holes %d, down ports %d, loops %d, missing tables %d, through a CA %d, links not Active %d)\n",
 		res.Broken, sum.BlackHoles, sum.DownPorts, sum.Loops, sum.NoTables, sum.TransitCAs, sum.NotActive)
+	if res.Unrouted > 0 {
+		fmt.Fprintf(w, "Left unrouted by %s on purpose: %s (information)\n", t.engine, plural(res.Unrouted, "route", "routes"))
+	}
+	if res.Unowned > 0 {
+		fmt.Fprintf(w, "Routes to LIDs no port owns: %d (%s still routed)\n", res.UnownedRoutes, plural(res.Unowned, "LID", "LIDs"))
+	}
 	fmt.Fprintf(w, "Longer than %s: %d\n", t.leastLabel(), res.Longer)
 	if readErrs > 0 {
 		fmt.Fprintf(w, "LFT blocks not read: %d\n", readErrs)

@@ -19,6 +19,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 const examples = `With no mode option, ibhops discovers the fabric and prints its LID hop
@@ -36,6 +37,7 @@ EXAMPLES:
    ibhops --switch S0                                one switch's hops to every LID, with its neighbours
    ibhops --trace 3 7                                the route from LID 3 to LID 7, as ibtracert prints it
    ibhops --lft 0x0000000000200000                   one switch's forwarding table, as ibroute prints it
+   ibhops -D --lft 0,1 0x10 0x20                     LIDs 0x10-0x20 of the switch at directed route 0,1, as ibroute -D 0,1 0x10 0x20
    ibhops --check-routes                             follow every switch-to-LID route through the LFTs
    ibhops --check-routes --json | jq .summary        the same, machine-readable
 
@@ -56,7 +58,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "switch", Usage: "print switch `SWITCH`'s hops to every LID and its neighbours as tables"},
 		&cli.BoolFlag{Name: "trace", Usage: "trace the route from SRC to DST through the forwarding tables (ibtracert's format)"},
-		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format)"},
+		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format); then optional arguments STARTLID [ENDLID] limit the LIDs, as ibroute's"},
+		&cli.BoolFlag{Name: "Direct", Aliases: []string{"D"}, Usage: "--lft's SWITCH is a directed route from the port attached to (0,1,...), as ibroute -D"},
 		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
 		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch, --check-routes)"},
 		&cli.BoolFlag{Name: "routed", Usage: "hops along the switches' forwarding tables instead of a routing engine's matrix (dump; SRC DST: the route to DST's exact LID)"},
@@ -69,7 +72,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:                   "ibhops",
 		Usage:                  "LID hop matrix (opensm-lid-matrix.dump), least-hop queries, route traces and route checks",
-		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | --lft SWITCH | --trace SRC DST | --check-routes",
+		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | [-D] --lft SWITCH [STARTLID [ENDLID]] | --trace SRC DST | --check-routes",
 		Description:            examples,
 		Flags:                  flags,
 		Writer:                 stdout,
@@ -126,6 +129,9 @@ type tool struct {
 	nothing, nothingIn string
 	// output is the output file written, if any.
 	output string
+	// unroutedRule names the engine's rule for the routes it leaves out
+	// on purpose (--check-routes; "" when it has none).
+	unroutedRule string
 }
 
 func (t *tool) note(format string, a ...any) { t.notes = append(t.notes, fmt.Sprintf(format, a...)) }
@@ -159,6 +165,59 @@ func (t *tool) resolveLID(flag, spec string) (*model.Port, uint16, error) {
 		return nil, 0, cliapp.PortError(flag, spec, err, t.f, t.nameFunc(), hint)
 	}
 	return p, lid, nil
+}
+
+// resolveDirect resolves --lft's SWITCH given as a directed route (-D):
+// the switch at the end of the route from the port attached to, and the
+// route as ibroute names it ("DR path slid 65535; dlid 65535; 0,1").
+func (t *tool) resolveDirect(spec string) (*model.Node, string, error) {
+	in := "-D --lft " + spec
+	path, err := smp.ParseDRPath(spec)
+	if err != nil {
+		return nil, "", cliapp.Usage(in, err.Error())
+	}
+	n := t.f.From
+	for i := 1; i <= int(path.Len()) && n != nil; i++ {
+		pp := n.Port(int(path.Port(i)))
+		if pp == nil || pp.Remote == nil {
+			return nil, "", cliapp.Usage(in, fmt.Sprintf("no link at port %d of %s %q (hop %d)", path.Port(i), nodeType(n), t.name(n), i))
+		}
+		n = pp.Remote.Node
+	}
+	if !n.IsSwitch() {
+		return nil, "", cliapp.Usage(in, fmt.Sprintf("%s %q is not a switch", nodeType(n), t.name(n)))
+	}
+	return n, "DR path slid 65535; dlid 65535; " + path.String(), nil
+}
+
+// cStrtoul parses s as C's strtoul(s, NULL, 0) does for ibroute's LID
+// arguments (leading blanks; 0x hexadecimal, 0 octal, else decimal; the
+// digits up to the first that is not one), within 0..0xFFFF; ok is false
+// for a negative or larger value.
+func cStrtoul(s string) (int, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	s = strings.TrimPrefix(s, "+")
+	if strings.HasPrefix(s, "-") {
+		return 0, false
+	}
+	base := 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") && strings.ContainsAny(s[2:3], "0123456789abcdefABCDEF"):
+		base, s = 16, s[2:]
+	case strings.HasPrefix(s, "0"):
+		base = 8
+	}
+	v := 0
+	for _, ch := range s {
+		d := strings.IndexRune("0123456789abcdef", ch|0x20)
+		if d < 0 || d >= base {
+			break
+		}
+		if v = v*base + d; v > 0xFFFF {
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // resolveSwitch is resolve for a switch.
@@ -210,8 +269,25 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Usage("--trace", "needs two arguments: SRC DST")
 	case m == modeDump && len(args) != 0:
 		return cliapp.Usage(strings.Join(args, " "), "give two ports (SRC DST) or none")
-	case m != modeTrace && m != modeDump && len(args) != 0:
+	case m == modeLFT && len(args) > 2:
+		return cliapp.Usage(strings.Join(args, " "), "--lft takes at most STARTLID ENDLID")
+	case m != modeTrace && m != modeDump && m != modeLFT && len(args) != 0:
 		return cliapp.Usage(strings.Join(args, " "), "no arguments with "+set[0])
+	case c.Bool("Direct") && m != modeLFT:
+		return cliapp.Usage("-D/--Direct", "only with --lft")
+	}
+	// ibroute's STARTLID and ENDLID (C strtoul, base 0; 0 = from the
+	// first, to LinearFDBTop)
+	var lftRange [2]int
+	for i, a := range args {
+		if m != modeLFT {
+			break
+		}
+		v, ok := cStrtoul(a)
+		if !ok {
+			return cliapp.Usage(a, "not a LID (decimal, 0x hexadecimal or 0 octal, as ibroute)")
+		}
+		lftRange[i] = v
 	}
 	engine, err := routing.ParseEngine(c.String("routing-engine"))
 	if err != nil {
@@ -344,11 +420,17 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		write = func(w io.Writer) error { return t.trace(w, a, b, dlid) }
 	case modeLFT:
-		sw, err := t.resolveSwitch("--lft", c.String("lft"))
+		var sw *model.Node
+		portID := ""
+		if c.Bool("Direct") {
+			sw, portID, err = t.resolveDirect(c.String("lft"))
+		} else {
+			sw, err = t.resolveSwitch("--lft", c.String("lft"))
+		}
 		if err != nil {
 			return err
 		}
-		write = func(w io.Writer) error { return t.lft(w, sw) }
+		write = func(w io.Writer) error { return t.lft(w, sw, portID, lftRange[0], lftRange[1]) }
 	case modeCheck:
 		write = t.checkRoutes
 	}

@@ -59,6 +59,10 @@ func TestJSONSchemas(t *testing.T) {
 		{"--sim", fabrics + "fattree2.net", "--lft", "S0"},
 		{"--sim", fabrics + "fattree2.net", "--check-routes"},
 		{"--sim", fabrics + "mixed.net", "--check-routes"},
+		{"--sim", fabrics + "fattree3.net", "--check-routes", "--routing-engine", "updn"},
+		{"--sim", fabrics + "fattree2.net", "--routing-engine", "dnup"},
+		{"--sim", fabrics + "fattree2.net", "--routed", "H0", "H7"},
+		{"--sim", fabrics + "fattree2.net", "--routing-engine", "nue", "--switch", "S0"},
 		// no SM ran (no LIDs) or no forwarding tables: nothing to check
 		// (exit 5) or what there is to show
 		{"--sim", fabrics + "loop.net", "--sim-sm=false"},

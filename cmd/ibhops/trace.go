@@ -161,17 +161,25 @@ type jsonEntry struct {
 	Destination *jsonPort `json:"destination"` // null: no port owns the LID
 }
 
-func (t *tool) lft(w io.Writer, sw *model.Node) error {
+// lft prints sw's LFT entries for LIDs start..end as ibroute does
+// (end 0 or beyond LinearFDBTop: to LinearFDBTop); portID is how ibroute
+// names the switch ("" for its LID, or its directed route without one).
+func (t *tool) lft(w io.Writer, sw *model.Node, portID string, start, end int) error {
 	top := int(sw.SwitchInfo.LinearFDBTop)
-	if top > 0xBFFF {
-		top = 0xBFFF
+	if end == 0 || end > top {
+		end = top
 	}
-	// ibroute reads blocks 0 .. ceil(top/64)-1 and prints LIDs 0..top
-	// found in them (so a top that is a multiple of 64 is left out).
-	end := (top + 63) / 64
-	entries := make([]byte, end*64)
+	if end > 0xBFFF {
+		end = 0xBFFF
+	}
+	// ibroute reads blocks start/64 .. ceil(end/64)-1 and prints the LIDs
+	// start..end found in them (so an end that is a multiple of 64 is
+	// left out).
+	firstBlk, endBlk := start/64, (end+63)/64
+	entries := make([]byte, max(endBlk, firstBlk)*64)
+	read := firstBlk * 64
 	var buf [smp.DataSize]byte
-	for blk := 0; blk < end; blk++ {
+	for blk := firstBlk; blk < endBlk; blk++ {
 		if err := t.q.Get(t.ctx, sw.Path, smp.AttrLinearForwardingTable, uint32(blk), buf[:]); err != nil {
 			if t.ctx.Err() != nil {
 				return t.ctx.Err()
@@ -179,21 +187,21 @@ func (t *tool) lft(w io.Writer, sw *model.Node) error {
 			// ibroute stops at a failed block, after its header.
 			t.partial = true
 			t.note("--lft: reading block %d of %q: %v", blk, t.name(sw), err)
-			entries = entries[:blk*64]
 			break
 		}
 		copy(entries[blk*64:], buf[:])
+		read = blk*64 + 64
 	}
-	if len(entries) > top+1 {
-		entries = entries[:top+1]
+	entries = entries[:min(read, end+1)]
+	if portID == "" {
+		portID = fmt.Sprintf("Lid %d", sw.SMALID())
+		if sw.SMALID() == 0 {
+			portID = "DR path slid 0; dlid 0; " + sw.Path.String()
+		}
 	}
-	portID := fmt.Sprintf("Lid %d", sw.SMALID())
-	if sw.SMALID() == 0 {
-		portID = "DR path slid 0; dlid 0; " + sw.Path.String()
-	}
-	jl := jsonLFT{Schema: "ibdiag.lft/v1", Switch: t.nodePort(sw), LastLID: uint16(top), Entries: []jsonEntry{}}
+	jl := jsonLFT{Schema: "ibdiag.lft/v1", Switch: t.nodePort(sw), FirstLID: uint16(start), LastLID: uint16(end), Entries: []jsonEntry{}}
 	if !t.json {
-		fmt.Fprintf(w, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", 0, top, portID, sw.GUID(), t.name(sw))
+		fmt.Fprintf(w, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, portID, sw.GUID(), t.name(sw))
 		fmt.Fprintf(w, "  Lid  Out   Destination\n")
 		fmt.Fprintf(w, "       Port     Info \n")
 	}
@@ -203,7 +211,7 @@ func (t *tool) lft(w io.Writer, sw *model.Node) error {
 	var lastGUID uint64
 	n := 0
 	for lid, out := range entries {
-		if int(out) > sw.NumPorts() {
+		if lid < start || int(out) > sw.NumPorts() {
 			continue
 		}
 		n++

@@ -32,9 +32,11 @@ type updnFabric struct {
 	}
 	links []updnLink
 	hosts map[string]int // switch -> hosts on its highest ports
-	// broken is the number of routes OpenSM's updn LFTs leave broken
-	// (between two roots, which updn joins only with connect_roots).
-	broken int
+	// unrouted is the number of routes OpenSM's updn LFTs leave out by
+	// the up/down rule (between two roots, which updn joins only with
+	// connect_roots): information under --routing-engine updn, never
+	// broken routes.
+	unrouted int
 	// noRoot: updn finds no root and OpenSM falls back to min-hop.
 	noRoot bool
 }
@@ -147,7 +149,7 @@ func coreFabric(name string, onCore, onLeaves int, chain []int, noRoot bool) *up
 // other would go down then up, so OpenSM leaves the two without one
 // (black holes both ways).
 func twoRootsRing() *updnFabric {
-	u := &updnFabric{name: "two-roots-ring", hosts: map[string]int{}, broken: 2}
+	u := &updnFabric{name: "two-roots-ring", hosts: map[string]int{}, unrouted: 2}
 	u.sw("C1", 16, 0x0008f10400000201)
 	u.sw("C2", 16, 0x0008f10400000202)
 	ringGUIDs := []uint64{0x233, 0x211, 0x255, 0x222, 0x266, 0x244}
@@ -204,8 +206,8 @@ func TestCompatUpDnGenerated(t *testing.T) {
 			if err := json.Unmarshal(out, &doc); err != nil {
 				t.Fatalf("--check-routes: %v\n%s", err, stderr)
 			}
-			if doc.Summary.Longer != 0 || doc.Summary.Broken != u.broken || doc.Summary.LIDs == 0 {
-				t.Errorf("--check-routes on OpenSM's updn LFTs: %+v, want no longer route and %d broken", doc.Summary, u.broken)
+			if doc.Summary.Longer != 0 || doc.Summary.Broken != 0 || doc.Summary.Unrouted != u.unrouted || doc.Summary.LIDs == 0 {
+				t.Errorf("--check-routes on OpenSM's updn LFTs: %+v, want no longer or broken route and %d left unrouted by updn", doc.Summary, u.unrouted)
 			}
 		})
 	}

@@ -15,21 +15,41 @@ type Replay struct {
 	SMPs int
 }
 
-// Mellanox device IDs for which libibnetdisc reads the Mellanox
-// ExtendedPortInfo (diags-formats §2.2).
-func mlnxEPIDevice(id uint16) bool {
+// bullVendorID is Bull's (Atos') IEEE vendor ID: libibnetdisc reads the
+// Mellanox ExtendedPortInfo of Bull's Mellanox-based devices too.
+const bullVendorID = 0x119f
+
+// mlnxEPIDevice is libibnetdisc's is_mlnx_ext_port_info_supported
+// (rdma-core v44, diags-formats §2.2): the Mellanox switch and HCA device
+// IDs whatever the vendor ID, and Bull's devices built on them (SwitchX,
+// Switch-IB 1 and 2, Quantum; ConnectX-3, Connect-IB, ConnectX-4,
+// Sequana HDR and HDR100) only under Bull's vendor ID.
+func mlnxEPIDevice(vendor uint32, id uint16) bool {
 	switch {
 	case id >= 0xc738 && id <= 0xc73b, id == 0xc839, id == 0xcb20,
 		id == 0xcf08, id == 0xcf09, id == 0xd2f0:
-		return true
+		return true // switches
 	case id >= 0x1003 && id <= 0x101b, id == 0xa2d2:
+		return true // HCAs
+	}
+	if vendor != bullVendorID {
+		return false
+	}
+	switch {
+	case id == 0x1b02, id == 0x1b50, // SwitchX
+		id == 0x1ba0, id >= 0x1bd0 && id <= 0x1bd5, // Switch-IB, Switch-IB 2
+		id == 0x1bf0: // Quantum
+		return true
+	case id == 0x1b33, id == 0x1b73, id == 0x1b40, id == 0x1b41, id == 0x1b60, id == 0x1b61, // ConnectX-3
+		id == 0x1b83, id == 0x1b93, id == 0x1b94, // Connect-IB
+		id == 0x1bb4, id == 0x1bb5, id >= 0x1bc4 && id <= 0x1bc6: // ConnectX-4, Sequana HDR, HDR100
 		return true
 	}
 	return false
 }
 
 // wantsMlnxEPI reports whether ibnetdiscover would read the Mellanox
-// ExtendedPortInfo of pp: a Mellanox device, the port LinkUp at QDR with
+// ExtendedPortInfo of pp: a device of libibnetdisc's list, the port LinkUp at QDR with
 // no extended speed active.
 func wantsMlnxEPI(pp *model.PhysPort) bool {
 	// (the port's own fields first: they rule out most ports at once)
@@ -37,7 +57,7 @@ func wantsMlnxEPI(pp *model.PhysPort) bool {
 	if !pp.HasInfo || pi.PortPhysicalState != smp.PhysLinkUp || pi.LinkSpeedActive != smp.SpeedQDR {
 		return false
 	}
-	if !mlnxEPIDevice(pp.Node.Info.DeviceID) {
+	if !mlnxEPIDevice(pp.Node.Info.VendorID, pp.Node.Info.DeviceID) {
 		return false
 	}
 	return extSpeedActive(pp) == 0
@@ -125,6 +145,10 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				if d+2 > maxHops {
 					maxHops = d + 2
 				}
+			} else if d > smp.MaxHops {
+				// libibmad's add_port_to_dpath fails past 63 hops:
+				// libibnetdisc sends nothing and counts no further hop.
+				return
 			}
 			if d > maxHops {
 				maxHops = d
@@ -169,7 +193,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				} else {
 					var err error
 					if path, err = from.Path.Extend(it.num); err != nil {
-						continue // libibnetdisc stops at 63 hops too
+						continue // (explore queues nothing past 63 hops)
 					}
 				}
 			}

@@ -46,5 +46,5 @@ func ExampleMarshal() {
 	fmt.Println(errors.Is(err, ibndcache.ErrMagic), err)
 	// Output:
 	// 4390 bytes, 6 nodes, from h1
-	// true ibnetdiscover cache: not an ibnetdiscover cache (bad magic): magic 0x20230a23, want 0x8fe7832b (at byte 0)
+	// true not an ibnetdiscover cache (bad magic): magic 0x20230a23, want 0x8fe7832b (at byte 0)
 }

@@ -21,7 +21,10 @@
 // bucket newest first in the order libibnetdisc takes the PortInfo
 // answers (model.Fabric.PortHashOrder). Loading restores the discovery
 // order. The Mellanox ExtendedPortInfo and the
-// directed routes are not stored (FDR10 links read back as QDR).
+// directed routes are not stored (FDR10 links read back as QDR). A
+// partial discovery's switch ports whose PortInfo was not read are
+// written with an all-zero PortInfo and no remote port (see
+// serializer.withPlaceholders).
 package ibndcache
 
 import (
@@ -64,6 +67,11 @@ var (
 	// ErrTooManyNodes: the header counts more nodes (or more ports than
 	// that many nodes can have) than the reader's limit (LoadMax).
 	ErrTooManyNodes = errors.New("too many nodes")
+	// ErrTooManyPorts: Marshal cannot write a node with more than 255
+	// ports with PortInfo (a 255-port switch has 256 with port 0): the
+	// format counts a node's ports in one byte. ibnetdiscover 44 writes
+	// the count modulo 256, a file no loader reads back.
+	ErrTooManyPorts = errors.New("more ports than the cache format holds")
 )
 
 // FormatError is a cache file that cannot be loaded: it names the file,
@@ -120,7 +128,8 @@ func smalid(n *model.Node) (uint16, uint8) {
 // for serialized ports, as rdma-core's fixed writer does (PR 1767), so
 // every cache loads in ibnetdiscover 44 whatever the discovery missed:
 // shell ports reached by NodeInfo whose PortInfo failed, links to them,
-// and twins of a duplicated GUID are left out.
+// and twins of a duplicated GUID are left out (a switch's unread ports
+// get placeholder records: withPlaceholders).
 type serializer struct {
 	f     *model.Fabric
 	owner map[portKey]*model.Node
@@ -164,6 +173,50 @@ func (s *serializer) ports(n *model.Node) []*model.PhysPort {
 	return out
 }
 
+// withPlaceholders adds to the serialized ports of a switch a record for
+// each of its ports 1..NumPorts whose PortInfo was not read (a partial
+// discovery): the port GUID and number, the switch's LID and LMC, an
+// all-zero PortInfo and no remote port. libibnetdisc holds every port of
+// a switch it discovered completely, and ibnetdiscover 44's --diff prints
+// a port that one cache holds without a remote port and the other does
+// not hold at all as a link, following its NULL remote port (a segfault).
+// With every switch port present on both sides, --diff compares them;
+// complete discoveries have no such ports, so their bytes do not change.
+func (s *serializer) withPlaceholders(n *model.Node, ports []*model.PhysPort) []*model.PhysPort {
+	if !n.IsSwitch() || s.f.NodeByGUID(n.GUID()) != n {
+		return ports
+	}
+	have := make([]bool, int(n.Info.NumPorts)+1)
+	missing := int(n.Info.NumPorts)
+	for _, p := range ports {
+		if p.Num > 0 && int(p.Num) < len(have) && !have[p.Num] {
+			have[p.Num] = true
+			missing--
+		}
+	}
+	if missing == 0 {
+		return ports
+	}
+	out := make([]*model.PhysPort, 0, n.Info.NumPorts+1)
+	j := 0
+	for num := 0; num <= int(n.Info.NumPorts); num++ {
+		for j < len(ports) && int(ports[j].Num) <= num {
+			out = append(out, ports[j])
+			j++
+		}
+		if num == 0 || have[num] {
+			continue
+		}
+		k := portKey{n.Info.PortGUID, uint8(num)}
+		if _, taken := s.owner[k]; taken {
+			continue
+		}
+		s.owner[k] = n
+		out = append(out, &model.PhysPort{Node: n, Num: uint8(num), GUID: k.guid})
+	}
+	return append(out, ports[j:]...)
+}
+
 // Marshal encodes f as an ibnetdiscover cache. Ports are written only as
 // far as they are known (see serializer): the result always loads, in
 // Unmarshal and in ibnetdiscover 44, also for a partial discovery.
@@ -176,9 +229,9 @@ func Marshal(f *model.Fabric) ([]byte, error) {
 	size := HeaderLen
 	nports := 0
 	for i, n := range f.Nodes {
-		ports := s.ports(n)
+		ports := s.withPlaceholders(n, s.ports(n))
 		if len(ports) > 255 {
-			return nil, fmt.Errorf("ibnetdiscover cache: node 0x%016x has %d ports with PortInfo, the format holds 255", n.GUID(), len(ports))
+			return nil, fmt.Errorf("ibnetdiscover cache: %w: node 0x%016x has %d ports with PortInfo (port 0 included), the format counts at most 255 (a switch of at most 254 ports)", ErrTooManyPorts, n.GUID(), len(ports))
 		}
 		perNode[i] = ports
 		size += NodeLen + PortKeyLen*len(ports)

@@ -172,6 +172,7 @@ func TestParseErrors(t *testing.T) {
 		{"dup id", "Switch 8 \"a\"\n\nSwitch 8 \"a\"\n", `x.net:3: node id a already exists`},
 		{"dup guid", "Switch 8 \"a\"\n\nswitchguid=0x200000\nSwitch 8 \"b\"\n", `x.net:4: node Switch guid 200000 already exists`},
 		{"no ports", "Switch \"a\"\n", `x.net:1: bad Switch header: missing port count`},
+		{"256 ports", "Switch 256 \"a\"\n", `x.net:1: bad Switch header: 256 ports (max 255)`},
 		{"no id", "Hca 2 a\n", `x.net:1: can't find valid id`},
 		{"mismatch width", "Switch 8 \"sw1\"\n[1] \"h\"[1] w=1\n\nHca 1 \"h\"\n[1] \"sw1\"[1] w=2\n", `x.net:2: mismatched enabled width`},
 		{"bad w", "Switch 8 \"sw1\"\n[1] \"h\"[1] w=32\n", `x.net:2: bad enabled width 32`},

@@ -483,8 +483,9 @@ func (p *parser) node(s *source, line string, t NodeType, kw int) error {
 	if nports == 0 {
 		return errAt(s, "bad %s header: missing port count", t)
 	}
-	if nports > 254 {
-		return errAt(s, "bad %s header: %d ports (max 254)", t, nports)
+	if nports > 255 {
+		// (ibsim loads more, but NodeInfo's 8-bit NumPorts then says 0)
+		return errAt(s, "bad %s header: %d ports (max 255)", t, nports)
 	}
 	base, after, ok := quoted(line)
 	if !ok {

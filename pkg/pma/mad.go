@@ -124,6 +124,16 @@ func NewClear(portSelect uint8, mask uint32) MAD {
 	return m
 }
 
+// NewClearDetails returns a PerfMgtSet of a details attribute
+// (PortXmitDiscardDetails, PortRcvErrorDetails) resetting the counters
+// selected by mask (CounterSelect), as libibmad's performance_reset_via.
+func NewClearDetails(attr uint16, portSelect uint8, mask uint16) MAD {
+	m := newMAD(MethodSet, attr)
+	m.Data[1] = portSelect
+	binary.BigEndian.PutUint16(m.Data[2:], mask)
+	return m
+}
+
 // NewClearExtended returns a PerfMgtSet of PortCountersExtended resetting
 // the counters selected by mask (CounterSelect bits 0..15, CounterSelect2
 // bits 16..).

@@ -40,6 +40,10 @@ type Config struct {
 	// PerPort reads every port on its own even where a switch could sum
 	// them with AllPortSelect (what links and watch need).
 	PerPort bool
+	// Details reads, for a port whose PortRcvErrors or PortXmitDiscards
+	// exceeds its threshold, PortRcvErrorDetails or PortXmitDiscardDetails
+	// (ibqueryerrors --details).
+	Details bool
 	// ClearErrors and ClearCounts reset the error (PortXmitWait included
 	// where counted) and data counters after reading, with PortCounters
 	// (and PortCountersExtended) Sets as ibqueryerrors -k and -K do. Off,
@@ -50,9 +54,17 @@ type Config struct {
 	// smp.NodeSwitch, smp.NodeRouter), as ibqueryerrors --ca, --switch,
 	// --router; empty reads every node.
 	Types []uint8
+	// Node, when set, is the only node read (ibqueryerrors -G, -D);
+	// Port, when not 0, the only port of a CA or router read (the port
+	// libibnetdisc's one-hop discovery from it knows).
+	Node *model.Node
+	Port int
 }
 
 func (c *Config) wants(n *model.Node) bool {
+	if c.Node != nil && n != c.Node {
+		return false
+	}
 	if len(c.Types) == 0 {
 		return true
 	}
@@ -101,6 +113,11 @@ type Sample struct {
 	Err   *QueryError // nil when read
 	// Over is true when an error counter exceeds its threshold.
 	Over bool
+	// RcvDetails and XmitDetails are the PortRcvErrorDetails and
+	// PortXmitDiscardDetails data read with Config.Details (nil when not
+	// read); DetailErrs the detail queries that failed.
+	RcvDetails, XmitDetails *[pma.DataSize]byte
+	DetailErrs              []*QueryError
 }
 
 // NodeReport is one node's counters, as ibqueryerrors walks them.
@@ -206,10 +223,14 @@ func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
 		if nr.All != nil && nr.All.Err != nil {
 			rep.Failures = append(rep.Failures, nr.All.Err)
 		}
+		if nr.All != nil {
+			rep.Failures = append(rep.Failures, nr.All.DetailErrs...)
+		}
 		for j := range nr.Ports {
 			if e := nr.Ports[j].Err; e != nil {
 				rep.Failures = append(rep.Failures, e)
 			}
+			rep.Failures = append(rep.Failures, nr.Ports[j].DetailErrs...)
 		}
 	}
 	return rep, err
@@ -291,7 +312,7 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 	cp := 0
 	if !n.IsSwitch() {
 		for p := 1; p <= n.NumPorts(); p++ {
-			if n.Port(p) != nil {
+			if n.Port(p) != nil && r.onlyPort(n, p) {
 				cp = p
 				break
 			}
@@ -323,7 +344,7 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		}
 	}
 	for p := start; p <= n.NumPorts(); p++ {
-		if n.Port(p) == nil {
+		if n.Port(p) == nil || !r.onlyPort(n, p) {
 			continue
 		}
 		s, err := r.sample(ctx, n, nr, p)
@@ -342,6 +363,11 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		return r.clear(ctx, n, nr, int(pma.AllPorts))
 	}
 	return nil
+}
+
+// onlyPort reports whether port p of n is read under Config.Port.
+func (r *reader) onlyPort(n *model.Node, p int) bool {
+	return r.cfg.Port == 0 || n.IsSwitch() || p == r.cfg.Port
 }
 
 // sample reads PortCounters (and PortCountersExtended where the PMA has
@@ -383,6 +409,26 @@ func (r *reader) sample(ctx context.Context, n *model.Node, nr *NodeReport, p in
 		s.Errors = s.Counters.Errors()
 	}
 	s.Over = r.cfg.Thresholds.Exceeds(&s.Errors)
+	if r.cfg.Details && s.Over {
+		for _, d := range []struct {
+			counter string
+			attr    uint16
+			out     **[pma.DataSize]byte
+		}{{"PortRcvErrors", pma.AttrPortRcvErrorDetails, &s.RcvDetails}, {"PortXmitDiscards", pma.AttrPortXmitDiscardDetails, &s.XmitDetails}} {
+			if i := pma.ErrorIndex(d.counter); !r.cfg.Thresholds.Over(i, s.Errors[i]) {
+				continue
+			}
+			var b [pma.DataSize]byte
+			if e := r.get(ctx, n, lid, p, pma.NewGet(d.attr, uint8(p)), &b); e != nil {
+				s.DetailErrs = append(s.DetailErrs, e)
+				if err := stop(e); err != nil {
+					return s, err
+				}
+				continue
+			}
+			*d.out = &b
+		}
+	}
 	return s, nil
 }
 
@@ -413,6 +459,18 @@ func (r *reader) clear(ctx context.Context, n *model.Node, nr *NodeReport, p int
 	}
 	if e := r.get(ctx, n, lid, p, pma.NewClear(uint8(p), mask), &data); e != nil {
 		return fail(e)
+	}
+	if r.cfg.ClearErrors && r.cfg.Details {
+		// ibqueryerrors -k --details also resets the detail counters (and
+		// says nothing when that fails)
+		for _, d := range []struct {
+			attr uint16
+			mask uint16
+		}{{pma.AttrPortXmitDiscardDetails, 0xf}, {pma.AttrPortRcvErrorDetails, 0x3f}} {
+			if err := stop(r.get(ctx, n, lid, p, pma.NewClearDetails(d.attr, uint8(p), d.mask), &data)); err != nil {
+				return err
+			}
+		}
 	}
 	if cm&(pma.CapExtWidth|pma.CapExtWidthNoIETF) != 0 {
 		mask = 0

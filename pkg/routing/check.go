@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 // Kinds of Finding.
@@ -26,9 +27,15 @@ const (
 	KindNotActive = "not-active"
 	// KindLonger: the route works but has more hops than the minimum.
 	KindLonger = "longer-than-min-hop"
+	// KindUnrouted: a switch has no route (0xFF) for a LID its routing
+	// engine's rule leaves unrouted on purpose (up/down routing between
+	// two spines): information, not a problem (see CheckResult.Excuse).
+	KindUnrouted = "unrouted-by-engine"
 )
 
-// Finding is one routing problem found by Check. A broken route (every
+// Finding is one routing problem found by Check. Dest is nil for a LID
+// no discovered port owns that a forwarding table still routes (a port
+// that is gone): wherever such a route ends, it delivers nothing. A broken route (every
 // kind but KindLonger) is reported once per place where it breaks: all
 // the source switches whose route to DLID breaks at the same switch share
 // one Finding, counted in Routes. A KindLonger Finding is one source
@@ -67,12 +74,37 @@ type CheckResult struct {
 	Routes   int // routes followed (Switches × LIDs)
 	Broken   int // routes that do not reach their LID
 	Longer   int // routes that reach it with more hops than the minimum
+	// Unowned counts the LIDs no discovered port owns (1..0xBFFF) that
+	// forwarding tables still route somewhere, UnownedRoutes the routes
+	// to them followed (from the switches whose entry is a port): each
+	// ends in a Finding, counted in Broken too, unless it leaves by a
+	// LinkUp port to a part of the fabric not discovered.
+	Unowned, UnownedRoutes int
+	// Unrouted counts the routes that end at a KindUnrouted entry (not
+	// in Broken).
+	Unrouted int
 	// Findings in order of DLID, then of discovery order of At.
 	Findings []Finding
 }
 
-// Clean reports whether nothing was found.
-func (r *CheckResult) Clean() bool { return len(r.Findings) == 0 }
+// Clean reports whether nothing but KindUnrouted was found.
+func (r *CheckResult) Clean() bool { return len(r.Findings) == r.Count(KindUnrouted) }
+
+// Excuse turns the black holes that are no route at all (entry 0xFF) to
+// a LID a port owns, at a switch from which unrouted says the engine's
+// rule has no route to that LID, into KindUnrouted findings: their routes
+// leave Broken for Unrouted.
+func (r *CheckResult) Excuse(unrouted func(at *model.Node, dlid uint16) bool) {
+	for i := range r.Findings {
+		fd := &r.Findings[i]
+		if fd.Kind != KindBlackHole || fd.Port != NoRoute || fd.Dest == nil || !unrouted(fd.At, fd.DLID) {
+			continue
+		}
+		fd.Kind, fd.Err = KindUnrouted, nil
+		r.Broken -= fd.Routes
+		r.Unrouted += fd.Routes
+	}
+}
 
 // Count returns the number of findings of a kind.
 func (r *CheckResult) Count(kind string) int {
@@ -218,11 +250,18 @@ func Check(f *model.Fabric, t *Tables, h *model.HopTables) *CheckResult {
 			if h == nil || attachExtra < 0 || nodes[s].mat == nil {
 				continue
 			}
-			l := nodes[s].mat.LeastHops(attachLID)
+			// An engine matrix with a row for the LID itself (a CA LID
+			// of nue, dfsssp or sssp: the hops of the route it
+			// programmed) is compared with that row; the min-hop
+			// matrices have rows for switch LIDs only.
+			l, extra := nodes[s].mat.LeastHops(attachLID), attachExtra
+			if attachExtra > 0 && nodes[s].mat.Row(dlid) != nil {
+				l, extra = nodes[s].mat.LeastHops(dlid), 0
+			}
 			if l == model.NoPath {
 				continue
 			}
-			least := int(l) + attachExtra
+			least := int(l) + extra
 			if int(hops[s]) > least {
 				res.Longer++
 				res.Findings = append(res.Findings, Finding{Kind: KindLonger, DLID: dlid, Dest: dest,
@@ -234,7 +273,109 @@ func Check(f *model.Fabric, t *Tables, h *model.HopTables) *CheckResult {
 			return a.At.Index - b.At.Index
 		})
 	}
+	checkUnowned(f, nodes, idx, res)
 	return res
+}
+
+// checkUnowned follows, from every switch whose entry is a port, the
+// routes to the LIDs no discovered port owns: they deliver nothing
+// wherever they end (a port without a link, a 0xFF entry, a CA, a loop).
+// A route that leaves by a LinkUp port to a node not discovered is not
+// judged; one that reaches a switch without a table neither.
+func checkUnowned(f *model.Fabric, nodes []checkNode, idx map[*model.Node]int32, res *CheckResult) {
+	top := 0
+	for i := range nodes {
+		top = max(top, len(nodes[i].tab)-1)
+	}
+	top = min(top, 0xBFFF)
+	seen := make([]int32, len(nodes)) // position+1 on the current walk
+	var walk []int32
+	for lid := 1; lid <= top; lid++ {
+		dlid := uint16(lid)
+		if f.PortByLID(dlid) != nil {
+			continue
+		}
+		first := len(res.Findings)
+		type place struct {
+			at   int32 // the switch (a loop: its cycle's least)
+			kind string
+		}
+		at := map[place]int{} // where routes break -> finding index
+		found := func(kind string, err error, cur int32, port uint8, cycle []int32) {
+			key := place{cur, kind}
+			if kind == KindLoop {
+				key.at = slices.Min(cycle) // one finding per cycle
+			}
+			if k, ok := at[key]; ok {
+				res.Findings[k].Routes++
+				return
+			}
+			fd := Finding{Kind: kind, DLID: dlid, At: nodes[cur].n, Port: port, Routes: 1, Err: err}
+			for _, c := range cycle {
+				fd.Cycle = append(fd.Cycle, nodes[c].n)
+			}
+			at[key] = len(res.Findings)
+			res.Findings = append(res.Findings, fd)
+		}
+		routed := false
+		for s := range nodes {
+			if e := portFor(nodes[s].tab, dlid); nodes[s].tab == nil || e == NoRoute {
+				continue
+			}
+			routed = true
+			res.UnownedRoutes++
+			walk = walk[:0]
+			for cur := int32(s); ; {
+				if seen[cur] != 0 {
+					cyc := walk[seen[cur]-1:]
+					found(KindLoop, ErrLoop, cur, portFor(nodes[cur].tab, dlid), cyc)
+					res.Broken++
+					break
+				}
+				seen[cur] = int32(len(walk)) + 1
+				walk = append(walk, cur)
+				cn := &nodes[cur]
+				if cn.tab == nil {
+					break // not judged
+				}
+				out := portFor(cn.tab, dlid)
+				if out == NoRoute || out == 0 || int(out) > cn.n.NumPorts() {
+					found(KindBlackHole, ErrBlackHole, cur, out, nil)
+					res.Broken++
+					break
+				}
+				pp := cn.n.Port(int(out))
+				if pp == nil || pp.Remote == nil {
+					if pp != nil && pp.HasInfo && pp.Info.PortPhysicalState == smp.PhysLinkUp {
+						break // leads where the discovery did not go
+					}
+					found(KindDownPort, ErrDownPort, cur, out, nil)
+					res.Broken++
+					break
+				}
+				r := pp.Remote
+				if !r.Node.IsSwitch() {
+					found(KindTransitCA, ErrTransitCA, cur, out, nil)
+					res.Broken++
+					break
+				}
+				j, ok := idx[r.Node]
+				if !ok {
+					break
+				}
+				cur = j
+			}
+			for _, c := range walk {
+				seen[c] = 0
+			}
+		}
+		if routed {
+			res.Unowned++
+		}
+		slices.SortStableFunc(res.Findings[first:], func(a, b Finding) int {
+			return a.At.Index - b.At.Index
+		})
+	}
 }
 
 // step takes one step of a route at switch cn towards dlid. It returns

@@ -96,3 +96,40 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 	}
 	return model.ComputeHops(f), nil
 }
+
+// UnroutedRule returns, for the engines that leave some switch-to-LID
+// routes out on purpose, whether engine e's rule has no route from switch
+// at to dlid, with a sentence naming the rule; nil for the other engines
+// (and for updn and dnup when OpenSM would fall back to min-hop).
+//   - updn: routes only up*down* paths over the ranks from its roots (found
+//     from the min-hop tables): none between two roots, or from a switch to
+//     a root it reaches only by going down first.
+//   - dnup: the same from the switches with a CA or router (rank 0).
+//   - ftree: on a fat tree, up/down routes over the levels from the leaves
+//     (dnup's ranks): none from a spine to another spine; on other fabrics
+//     ftree falls back to min-hop, which routes everything, so there is no
+//     black hole for the rule to explain.
+func UnroutedRule(f *model.Fabric, e Engine) (func(at *model.Node, dlid uint16) bool, string) {
+	var h *model.HopTables
+	var ok bool
+	var rule string
+	switch e {
+	case UpDn:
+		h, ok = model.ComputeUpDn(f)
+		rule = "updn routes only up/down paths from its roots, and there is none from that switch"
+	case DnUp:
+		h, ok = model.ComputeDnUp(f)
+		rule = "dnup routes only down/up paths from the switches with CAs, and there is none from that switch"
+	case FTree:
+		h, ok = model.ComputeDnUp(f)
+		rule = "ftree routes only up/down paths over the fat tree's levels, and there is none from that switch"
+	default:
+		return nil, ""
+	}
+	if !ok {
+		return nil, ""
+	}
+	return func(at *model.Node, dlid uint16) bool {
+		return h.Matrix(at) != nil && h.LeastHopsTo(at, dlid) == model.NoPath
+	}, rule
+}

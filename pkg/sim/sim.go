@@ -254,7 +254,7 @@ func New(nf *netfile.Fabric, opt *Options) (*Fabric, error) {
 	nports, nsw := 0, 0
 	for i := range nf.Nodes {
 		n := &nf.Nodes[i]
-		if n.NumPorts < 1 || n.NumPorts > 254 || len(n.Ports) != n.NumPorts+1 {
+		if n.NumPorts < 1 || n.NumPorts > 255 || len(n.Ports) != n.NumPorts+1 {
 			return nil, fmt.Errorf("sim: node %q: bad port count %d", n.ID, n.NumPorts)
 		}
 		nports += n.NumPorts

@@ -38,7 +38,7 @@ BUILDENV ?= CGO_ENABLED=0
 # linked, about 0.7 MB of every process's peak RSS. Without the tag
 # everything builds and behaves the same (go build ./..., go test ./...);
 # the tests that build the tools use the same flags
-# (internal/clitest.BuildFlags), and so do the bench scripts.
+# (internal/testkit/clitest.BuildFlags), and so do the bench scripts.
 BUILDFLAGS ?= -tags=urfave_cli_no_docs
 
 .PHONY: all build demo test test-stress vet cross fmt-check bench bench-ibsim bench-rss fuzz install clean

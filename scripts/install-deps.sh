@@ -48,7 +48,7 @@ if [ "$SUDO" != none ] && command -v apt-get >/dev/null 2>&1; then
 	[ -z "$need" ] && exit 0
 fi
 
-echo "install-deps: missing:$need; the ibsim integration tests (pkg/ibsim, internal/ibsimtest users) will skip (need root or sudo -n to apt-get install $PACKAGES)"
+echo "install-deps: missing:$need; the ibsim integration tests (pkg/ibsim, internal/testkit/ibsimtest users) will skip (need root or sudo -n to apt-get install $PACKAGES)"
 if [ "${CI:-}" = true ]; then
 	exit 1
 fi

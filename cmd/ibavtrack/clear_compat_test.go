@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 var perfqueryField = regexp.MustCompile(`(?m)^(\w+):\.*(\d+|0x[0-9a-f]+)$`)

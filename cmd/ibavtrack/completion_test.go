@@ -6,6 +6,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/completion"
 	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/testkit/completiontest"
 )
 
 // TestCompletion: completions/ holds the bash, zsh and fish completion
@@ -16,5 +17,5 @@ func TestCompletion(t *testing.T) {
 	for _, m := range termout.Modes {
 		colors = append(colors, string(m))
 	}
-	completion.Check(t, "../../completions", newApp(nil, nil), completion.None, map[string]completion.Choices{"color": {Words: colors}}, cliapp.VersionFlag(), cliapp.ColorFlag())
+	completiontest.Check(t, "../../completions", newApp(nil, nil), completion.None, map[string]completion.Choices{"color": {Words: colors}}, cliapp.VersionFlag(), cliapp.ColorFlag())
 }

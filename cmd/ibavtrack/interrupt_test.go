@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestInterrupt: cancelling the context (what SIGINT and SIGTERM do in

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/manpage"
+	"github.com/ibfabric/ibdiag/internal/testkit/manpage"
 )
 
 // Every flag of every command, and every alias, is documented in

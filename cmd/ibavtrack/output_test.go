@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestOutput: --output FILE of links, path and errors holds what stdout

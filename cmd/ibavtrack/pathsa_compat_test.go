@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 var saSLRE = regexp.MustCompile(`(?m)^\s*sl\.+(0x[0-9a-fA-F]+)\s*$`)

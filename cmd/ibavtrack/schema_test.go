@@ -12,7 +12,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
 
 var schemaFiles = map[string]string{

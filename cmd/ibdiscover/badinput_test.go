@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestBadInput: every bad input gets one line on stderr naming the input

@@ -7,6 +7,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/completion"
 	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/testkit/completiontest"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 )
 
@@ -20,5 +21,5 @@ func TestCompletion(t *testing.T) {
 	}
 	keys := strings.Split(topology.DiffKeys(1<<6-1).String(), ",")
 	choices := map[string]completion.Choices{"diffcheck": {Words: keys, List: true}, "color": {Words: colors}}
-	completion.Check(t, "../../completions", newApp(nil, nil), completion.File, choices, cliapp.VersionFlag(), cliapp.ColorFlag())
+	completiontest.Check(t, "../../completions", newApp(nil, nil), completion.File, choices, cliapp.VersionFlag(), cliapp.ColorFlag())
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestEmptyFabricFIFO: an empty fabric given through a FIFO is read once

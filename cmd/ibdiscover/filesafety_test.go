@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/outfile"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // loopCache is ibdiscover's cache of loop.net (what --cache writes).

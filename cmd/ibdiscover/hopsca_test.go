@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // dualCANet: a two-port CA "dual" between sw1 (port 1) and sw2 (port

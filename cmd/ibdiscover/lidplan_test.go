@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // portLIDs maps "<port guid>/<port number>" to the LID of every port in

@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestOutputTargets: the topology file and --cache are written whatever

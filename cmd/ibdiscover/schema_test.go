@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
 
 // TestJSONSchema: ibdiscover --json validates against docs/

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestBadInput: every bad input gets one line on stderr starting

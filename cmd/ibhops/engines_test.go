@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/golden"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/golden"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // TestOutputDescriptor: "ibhops --output /dev/stdout >> app.log" appends

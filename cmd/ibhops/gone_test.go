@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
-	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
 
 // TestCheckRoutesGoneLIDs: after OpenSM routed the fabric, a port is

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/golden"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/sim"

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/golden"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/golden"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // TestCompatLFTArgs: ibhops --lft takes what ibroute takes, with the same

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // TestNamesWithSpaces: a NodeDescription with leading or trailing spaces

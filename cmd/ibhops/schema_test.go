@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
 
 // schemaFiles maps each JSON document's "schema" to its file in docs/.

@@ -1,7 +1,7 @@
 package completion
 
 import (
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 	"os"
 	"os/exec"
 	"strings"

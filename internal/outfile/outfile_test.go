@@ -5,7 +5,7 @@ package outfile
 import (
 	"context"
 	"errors"
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 	"io"
 	"io/fs"
 	"net"

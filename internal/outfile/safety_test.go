@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 )
 
 // stickyDir makes a sticky world-writable directory (mode 1777) owned by

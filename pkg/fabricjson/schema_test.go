@@ -5,11 +5,11 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
 
 // validator checks a decoded JSON value against docs/fabric.schema.json
-// (internal/jsonschema does the work).
+// (internal/testkit/jsonschema does the work).
 type validator struct {
 	root map[string]any
 }

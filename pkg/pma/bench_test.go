@@ -3,7 +3,7 @@ package pma
 import (
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/madtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/madtest"
 )
 
 func benchMAD(b *testing.B, name string) MAD {

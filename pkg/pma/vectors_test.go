@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/madtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/madtest"
 )
 
 // vector is one captured response GMP from testdata/*.hex (written by

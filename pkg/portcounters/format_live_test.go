@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/pma"
 )
 

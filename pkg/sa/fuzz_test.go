@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/madtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/madtest"
 )
 
 func seed(f *testing.F) {

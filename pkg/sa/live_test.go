@@ -14,7 +14,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/smp"
 
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/madtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/madtest"
 )
 
 // TestVectors: every answer OpenSM's SA gave (testdata/*.hex, written by

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // requireTool skips when a binary is missing, except under CI=true where
@@ -30,7 +30,7 @@ func requireTool(t testing.TB, names ...string) {
 }
 
 // startIbsim runs `ibsim -s -n` on netfile with a private socket name
-// (internal/ibsimtest: killed by PID at cleanup, a generous start-up
+// (internal/testkit/ibsimtest: killed by PID at cleanup, a generous start-up
 // bound) and returns that name.
 func startIbsim(t testing.TB, netfile string, extra ...string) string {
 	t.Helper()

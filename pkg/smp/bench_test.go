@@ -3,7 +3,7 @@ package smp
 import (
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/madtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/madtest"
 )
 
 func benchData(b *testing.B, name string) (MAD, []byte) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/madtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/madtest"
 )
 
 // seedAttr adds the data area of every captured vector (the attribute's

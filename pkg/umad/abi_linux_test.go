@@ -5,7 +5,7 @@ package umad
 import (
 	"bufio"
 	"bytes"
-	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"

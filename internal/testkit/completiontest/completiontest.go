@@ -1,4 +1,6 @@
-package completion
+// Package completiontest checks a command's generated completion scripts
+// against its flags and runs the installed shells on them.
+package completiontest
 
 import (
 	"bytes"
@@ -8,7 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/ibfabric/ibdiag/internal/golden"
+	"github.com/ibfabric/ibdiag/internal/completion"
+	"github.com/ibfabric/ibdiag/internal/testkit/golden"
 )
 
 // Check is a command's completion test: the scripts in dir
@@ -16,18 +19,18 @@ import (
 // generate (go test -update rewrites them), every flag name of the app
 // and its commands is in each, every command name and every choice of a
 // flag's value too, and the shells that are installed parse them.
-func Check(t *testing.T, dir string, app *cli.App, operand string, choices map[string]Choices, extra ...cli.Flag) {
+func Check(t *testing.T, dir string, app *cli.App, operand string, choices map[string]completion.Choices, extra ...cli.Flag) {
 	t.Helper()
 	app.Setup()
-	s := FromApp(app, operand, choices, extra...)
+	s := completion.FromApp(app, operand, choices, extra...)
 	var bash, zsh, fish bytes.Buffer
-	if err := Fish(&fish, s); err != nil {
+	if err := completion.Fish(&fish, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := Bash(&bash, s); err != nil {
+	if err := completion.Bash(&bash, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := Zsh(&zsh, s); err != nil {
+	if err := completion.Zsh(&zsh, s); err != nil {
 		t.Fatal(err)
 	}
 	bashPath, zshPath, fishPath := dir+"/"+s.Name+".bash", dir+"/_"+s.Name, dir+"/"+s.Name+".fish"
@@ -36,7 +39,7 @@ func Check(t *testing.T, dir string, app *cli.App, operand string, choices map[s
 	golden.Check(t, fishPath, fish.Bytes())
 	scripts := map[string]string{bashPath: bash.String(), zshPath: zsh.String(), fishPath: fish.String()}
 
-	var all []Flag
+	var all []completion.Flag
 	for _, f := range s.Flags {
 		if !f.Hidden {
 			all = append(all, f)
@@ -109,4 +112,12 @@ func containsWord(script, opt string) bool {
 		}
 		i = end
 	}
+}
+
+// dashed is a flag name as typed: -n or --name.
+func dashed(n string) string {
+	if len(n) == 1 {
+		return "-" + n
+	}
+	return "--" + n
 }

@@ -133,7 +133,10 @@ type Options struct {
 
 // Result is what Write left out, one line per reason.
 type Result struct {
-	Switches, Hosts int
+	// Switches is the number of switches written; Hosts the host names
+	// (each once, in Slurm's order), for slurm.conf's NodeName.
+	Switches int
+	Hosts    []string
 	// Warnings are CAs without a host name and switches with nothing
 	// below them, which are not written.
 	Warnings []string
@@ -266,7 +269,10 @@ func Write(w io.Writer, f *model.Fabric, o Options) (Result, error) {
 		}
 		bw.WriteString(line + "\n")
 	}
-	res.Hosts = len(hosts)
+	for h := range hosts {
+		res.Hosts = append(res.Hosts, h)
+	}
+	sort.Slice(res.Hosts, func(i, j int) bool { return less(splitHost(res.Hosts[i]), splitHost(res.Hosts[j])) })
 	return res, bw.Flush()
 }
 

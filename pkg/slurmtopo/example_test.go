@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
-	"github.com/ibfabric/ibdiag/pkg/slurmtopo"
 	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/slurmtopo"
 )
 
 // Discover the bundled demo fabric and write its topology.conf: the

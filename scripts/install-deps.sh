@@ -1,8 +1,9 @@
 #!/bin/sh
 # install-deps.sh: install what the integration tests need (ibsim,
 # infiniband-diags, opensm, the umad2sim shim, kernel uapi headers, a C
-# compiler, zsh and fish for the completion tests) on Debian/Ubuntu. Idempotent:
-# does nothing when all is present.
+# compiler, zsh and fish for the completion tests, slurm-wlm for the Slurm
+# topology test, graphviz for the --svg and DOT rendering tests) on
+# Debian/Ubuntu. Idempotent: does nothing when all is present.
 #
 # Without root (and without password-less sudo) it only prints which tests
 # will skip. Exit status is 0 unless CI=true and something is still missing.
@@ -10,7 +11,7 @@ set -u
 
 SHIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 HEADER=/usr/include/rdma/ib_user_mad.h
-PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh fish"
+PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh fish slurm-wlm graphviz"
 # Debian installs the diags and opensm into sbin, which a normal user's
 # PATH may lack.
 PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"
@@ -18,7 +19,7 @@ export PATH
 
 missing() {
 	m=""
-	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh fish; do
+	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh fish slurmctld scontrol dot; do
 		command -v "$p" >/dev/null 2>&1 || m="$m $p"
 	done
 	[ -e "$SHIM" ] || m="$m $SHIM"
@@ -48,7 +49,7 @@ if [ "$SUDO" != none ] && command -v apt-get >/dev/null 2>&1; then
 	[ -z "$need" ] && exit 0
 fi
 
-echo "install-deps: missing:$need; the ibsim integration tests (pkg/ibsim, internal/testkit/ibsimtest users) will skip (need root or sudo -n to apt-get install $PACKAGES)"
+echo "install-deps: missing:$need; the integration tests needing them (ibsim, completions, slurmctld, dot) will skip (need root or sudo -n to apt-get install $PACKAGES)"
 if [ "${CI:-}" = true ]; then
 	exit 1
 fi

@@ -24,6 +24,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
+	"github.com/ibfabric/ibdiag/pkg/slurmtopo"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 )
@@ -44,8 +45,10 @@ const examples = `EXAMPLES:
    ibdiscover --diff yesterday.cache               what changed since yesterday.cache was written
    ibdiscover --load-cache today.cache --json | jq '.nodes[] | select(.type=="switch") | .name'
                                                    switch names from a cache, no fabric needed
-   ibdiscover --load-cache today.cache --dot | dot -Tsvg > fabric.svg
-                                                   draw the fabric with Graphviz
+   ibdiscover --load-cache today.cache --svg fabric.svg
+                                                   draw the fabric with Graphviz (spines at the top)
+   ibdiscover --slurm --node-name-map names.map /etc/slurm/topology.conf
+                                                   Slurm's topology.conf (topology/tree) for this fabric
 
 EXIT STATUS:
    0 complete (inconsistencies are warnings on stderr); 1 fatal error; 2 bad
@@ -74,7 +77,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.StringFlag{Name: "diff", Usage: "print the differences from the fabric in ibnetdiscover cache `FILE`", Category: "Output"},
 		&cli.StringFlag{Name: "diffcheck", Usage: "what --diff compares: `KEYS` from sw,ca,router,port,lid,nodedesc", DefaultText: "sw,ca,router,port", Category: "Output"},
 		&cli.BoolFlag{Name: "json", Usage: "print the fabric as JSON (schema " + fabricjson.Schema + ")", Category: "Output"},
-		&cli.BoolFlag{Name: "dot", Usage: "print the fabric as a Graphviz graph", Category: "Output"},
+		&cli.BoolFlag{Name: "dot", Usage: "print the fabric as a Graphviz graph, by level, with port numbers and degraded links marked", Category: "Output"},
+		&cli.StringFlag{Name: "svg", Usage: "also draw the fabric into `FILE` as SVG with Graphviz's dot", Category: "Output"},
+		&cli.BoolFlag{Name: "slurm", Usage: "print a topology.conf for Slurm's topology/tree plugin", Category: "Output"},
+		&cli.StringFlag{Name: "slurm-hostname", Usage: "with --slurm, a CA's host name from its name by `RULE`: word, full or re:REGEXP", DefaultText: "word", Category: "Output"},
 	}
 	flags = append(flags, attach.Flags(false)...)
 	return &cli.App{
@@ -132,6 +138,19 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	paint := cliapp.Painter(c, stderr)
+	rule, err := slurmtopo.ParseRule(c.String("slurm-hostname"))
+	if err != nil {
+		return cliapp.Usage("--slurm-hostname "+c.String("slurm-hostname"), strings.TrimPrefix(err.Error(), slurmtopo.ErrRule.Error()+" "+strconv.Quote(c.String("slurm-hostname"))+": "))
+	}
+	dotPath := ""
+	if c.IsSet("svg") {
+		if c.String("svg") == "" {
+			return cliapp.Usage(`--svg ""`, "empty file name")
+		}
+		if dotPath, err = lookDot(); err != nil {
+			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("--svg: %w", err))
+		}
+	}
 
 	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
 		return nodenamemap.Open(c.String("node-name-map"))
@@ -153,13 +172,19 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		names = nil
 	}
+	if sel.kind == outSlurm {
+		// one name for two GUIDs would merge two hosts into one
+		if err := slurmtopo.CheckNames(names.Entries()); err != nil {
+			return cliapp.Usage("--node-name-map "+mapName(c), err.Error())
+		}
+	}
 
 	// Output files are opened before discovery, so a bad path fails at
 	// once; they are renamed into place together, only when all are
 	// complete, and never after an interruption.
 	var outs outfile.Set
 	defer outs.Abort()
-	var outF, cacheF *outfile.File
+	var outF, cacheF, svgF *outfile.File
 	if c.NArg() == 1 && output == "" {
 		return cliapp.Usage(`topology-file ""`, "empty file name")
 	}
@@ -175,6 +200,11 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		if cacheF, err = outs.Create(c.Context, f); err != nil {
 			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--cache: %w", err))
+		}
+	}
+	if dotPath != "" {
+		if svgF, err = outs.Create(c.Context, c.String("svg")); err != nil {
+			return cliapp.Exit(exitcode.Usage, fmt.Errorf("--svg: %w", err))
 		}
 	}
 	namer := func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }
@@ -283,6 +313,16 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return fabricjson.Write(w, res.Fabric, fabricjson.Options{Name: namer, Summary: summary(res, c.String("load-cache"))})
 		case outDot:
 			return fabricdot.Write(w, res.Fabric, fabricdot.Options{Name: namer})
+		case outSlurm:
+			src := "discovery"
+			if f := c.String("load-cache"); f != "" {
+				src = "cache " + f
+			}
+			r, err := slurmtopo.Write(w, res.Fabric, slurmtopo.Options{Name: namer, Host: rule, Source: src})
+			for _, msg := range r.Warnings {
+				fmt.Fprintf(stderr, "%s %s\n", paint.Warn("ibdiscover: --slurm:"), msg)
+			}
+			return err
 		}
 		return topology.WriteTopology(w, res.Fabric, opts)
 	}
@@ -290,7 +330,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		// An interrupted run never replaces an output file: what was
 		// there stays, and stdout gets what was found so far.
 		var kept []string
-		for _, f := range []*outfile.File{outF, cacheF} {
+		for _, f := range []*outfile.File{outF, cacheF, svgF} {
 			if f != nil {
 				f.Abort()
 				kept = append(kept, f.Name())
@@ -302,7 +342,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		if outF != nil && sel.kind != outPorts {
 			outF = nil // print to stdout instead
 		}
-		cacheF = nil
+		cacheF, svgF = nil, nil
 	}
 	switch {
 	case sel.kind == outPorts:
@@ -335,6 +375,11 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return failed(fmt.Errorf("caching the fabric failed: %w", err))
 		}
 	}
+	if svgF != nil {
+		if err := drawSVG(c.Context, dotPath, svgF, res.Fabric, namer); err != nil {
+			return failed(fmt.Errorf("--svg: %w", err))
+		}
+	}
 	// Every output is complete: replace the files together (a failure
 	// here, a full disk, replaces none).
 	if err := outs.Commit(); err != nil {
@@ -344,7 +389,7 @@ func discoverCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "ibdiscover: %d SMPs sent (%d retries); ibnetdiscover sends %d on this fabric\n", res.SMPs, res.Retries, res.IBNetDiscover.SMPs)
 	}
 	var files []string // the files holding the fabric (with -p the topology file is empty)
-	for _, f := range []*outfile.File{outF, cacheF} {
+	for _, f := range []*outfile.File{outF, cacheF, svgF} {
 		if f != nil && (f != outF || sel.kind != outPorts) {
 			files = append(files, f.Name())
 		}

@@ -22,6 +22,7 @@ const (
 	outDiff
 	outJSON
 	outDot
+	outSlurm
 )
 
 // outputSel is the chosen output and its parameters.
@@ -46,6 +47,7 @@ var valueFlags = map[string]bool{
 	"load-cache": true, "diff": true, "diffcheck": true, "Ca": true, "C": true, "Port": true,
 	"P": true, "ibsim-sockname": true, "sim": true, "sim-host": true, "timeout": true, "t": true,
 	"retries": true, "outstanding-smps": true, "o": true, "max-smps": true,
+	"slurm-hostname": true, "svg": true,
 }
 
 var listFlags = map[string]topology.ListKinds{
@@ -98,8 +100,8 @@ func isBundle(s string) bool {
 }
 
 // selectOutput applies ibnetdiscover's precedence: -p, then the last list
-// flag, then --diff, then the topology. --json and --dot are ours: they
-// exclude the other outputs.
+// flag, then --diff, then the topology. --json, --dot and --slurm are
+// ours: they exclude the other outputs.
 func selectOutput(c *cli.Context) (outputSel, error) {
 	sel := outputSel{kind: outTopology, diffKeys: topology.DiffDefault}
 	if c.IsSet("diffcheck") {
@@ -111,19 +113,24 @@ func selectOutput(c *cli.Context) (outputSel, error) {
 	}
 	lists := c.Bool("list") || c.Bool("Hca_list") || c.Bool("Switch_list") || c.Bool("Router_list")
 	machine := 0
-	for _, f := range []string{"json", "dot"} {
+	for _, f := range []string{"json", "dot", "slurm"} {
 		if c.Bool(f) {
 			machine++
 		}
 	}
 	if machine > 1 || (machine == 1 && (lists || c.Bool("ports") || c.IsSet("diff"))) {
-		return sel, cliapp.Usage("--json/--dot", "choose one output: --json, --dot, -p, a list or --diff")
+		return sel, cliapp.Usage("--json/--dot/--slurm", "choose one output: --json, --dot, --slurm, -p, a list or --diff")
+	}
+	if c.IsSet("slurm-hostname") && !c.Bool("slurm") {
+		return sel, cliapp.Usage("--slurm-hostname", "only with --slurm")
 	}
 	switch {
 	case c.Bool("json"):
 		sel.kind = outJSON
 	case c.Bool("dot"):
 		sel.kind = outDot
+	case c.Bool("slurm"):
+		sel.kind = outSlurm
 	case c.Bool("ports"):
 		sel.kind = outPorts
 	case lists:

@@ -330,3 +330,14 @@ func (m *Map) Name(guid uint64, desc string) string {
 	}
 	return desc
 }
+
+// Entries returns a copy of the map's entries, name by NodeGUID.
+func (m *Map) Entries() map[uint64]string {
+	out := make(map[uint64]string, m.Len())
+	if m != nil {
+		for g, s := range m.names {
+			out[g] = s
+		}
+	}
+	return out
+}

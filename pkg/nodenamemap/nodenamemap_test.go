@@ -178,3 +178,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestEntries: every entry, as parsed, in a copy the caller may change;
+// none for a nil map.
+func TestEntries(t *testing.T) {
+	m, err := Parse(strings.NewReader("0x1 a b\n0x2 c\n# 0x3 d\n"), "t.map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := m.Entries()
+	if len(e) != 2 || e[1] != "a b" || e[2] != "c" {
+		t.Errorf("Entries = %v", e)
+	}
+	e[1] = "x"
+	if s, _ := m.Lookup(1); s != "a b" {
+		t.Errorf("Entries is not a copy: Lookup(1) = %q", s)
+	}
+	var nilMap *Map
+	if e := nilMap.Entries(); len(e) != 0 {
+		t.Errorf("nil map Entries = %v", e)
+	}
+}

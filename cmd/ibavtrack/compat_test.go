@@ -235,7 +235,7 @@ func TestWatchIbsimConsole(t *testing.T) {
 	lines := scanLines(stdout)
 	want := []string{
 		` h2: AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3 via h1\[1\] sw1\[[23]\] sw2\[3\]$`,
-		` h2: unreachable: "h2": not in the fabric; retired, still referenced: \[dlid \d+ .*: 1 ref\]$`,
+		` h2: unreachable: not in the fabric; retired, still referenced: \[dlid \d+ .*: 1 ref\]$`,
 		` h2: unreachable: port 3 of switch "sw2" is Initialize, not Active$`,
 		` h2: reachable again \(was: port 3 of switch "sw2" is Initialize, not Active\): AV dlid \d+ slid \d+ sl 0 mtu 2048 rate (10|2\.5) Gb/s hops 3$`,
 	}

@@ -265,7 +265,7 @@ func TestWatchReportsLinkChanges(t *testing.T) {
 			`retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3: 1 ref\]$`,
 		ts + `rate 10 Gb/s → 2.5 Gb/s, rate set by h1\[1\] → sw1\[3\], route h1\[1\] sw1\[2\] sw2\[3\] → h1\[1\] sw1\[3\] sw2\[3\]; ` +
 			`retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 10 Gb/s hops 3: 1 ref\]$`,
-		ts + `unreachable: "h2": not in the fabric; retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3: 1 ref\]$`,
+		ts + `unreachable: not in the fabric; retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3: 1 ref\]$`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("steps %v: %d lines, want %d:\n%s", steps, len(lines), len(want), stdout)

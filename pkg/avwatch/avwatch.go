@@ -158,7 +158,11 @@ func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.
 	if srcErr != nil {
 		fail = srcErr.Error()
 	} else if dst, dlid, err := f.ResolveLID(t.spec, nil); err != nil {
+		// the event line names the destination already
 		fail = err.Error()
+		if errors.Is(err, model.ErrNotFound) {
+			fail = model.ErrNotFound.Error()
+		}
 	} else if p, err := pathav.ResolveLIDs(f, tables, src, slid, dst, dlid); err != nil {
 		fail = err.Error()
 	} else {

@@ -69,7 +69,7 @@ func TestWatcherEvents(t *testing.T) {
 				return err
 			}
 			return fab.RunSM("h1")
-		}, []string{`reachable again (was: "h2": not in the fabric): AV dlid 4 slid 3 sl 0 mtu 2048 rate 10 Gb/s hops 3`}, []avwatch.Kind{avwatch.Changed}},
+		}, []string{`reachable again (was: not in the fabric): AV dlid 4 slid 3 sl 0 mtu 2048 rate 10 Gb/s hops 3`}, []avwatch.Kind{avwatch.Changed}},
 	}
 	w := avwatch.New(1, []string{"h2"})
 	defer w.Close()
@@ -146,7 +146,7 @@ func TestWatcherPortState(t *testing.T) {
 		text   string
 	}{
 		{"first", func() error { return nil }, avwatch.NewAV, "AV dlid 4 slid 3 "},
-		{"unplugged", func() error { return fab.Unlink("sw2", 3) }, avwatch.Unreachable, `unreachable: "h2": not in the fabric`},
+		{"unplugged", func() error { return fab.Unlink("sw2", 3) }, avwatch.Unreachable, `unreachable: not in the fabric`},
 		{"plugged back, no SM", func() error { return fab.ReLink("sw2", 3) }, avwatch.Unreachable, `unreachable: port 3 of switch "sw2" is Initialize, not Active`},
 		{"SM ran", func() error { return fab.RunSM("h1") }, avwatch.Changed, `reachable again (was: port 3 of switch "sw2" is Initialize, not Active): AV dlid 4 slid 3 `},
 	}

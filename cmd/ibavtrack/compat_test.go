@@ -37,7 +37,9 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 	}
 	dir := ibsimtest.ScratchDir(t)
 	logPath := filepath.Join(dir, "opensm.log")
-	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)...)
+	args := append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)
+	ibsimtest.LogLaunch("opensm", args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

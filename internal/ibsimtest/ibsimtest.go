@@ -171,6 +171,7 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
+	LogLaunch("ibsim", args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(cleanEnv(), "IBSIM_SOCKNAME="+s.SockName)
 	cmd.Dir = dir
@@ -225,6 +226,30 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 		}
 	}
 	return s
+}
+
+// LaunchLogEnv names the environment variable that, set to a file name,
+// makes the harness append a line to that file for every process it
+// starts ("ibsim <args>", "<tool> <args>"), so that a test run's launches
+// can be counted (scripts/test-time.sh does).
+const LaunchLogEnv = "IBSIMTEST_LAUNCH_LOG"
+
+// LogLaunch appends "name args..." to the file named by LaunchLogEnv, if
+// it is set; tests that start a tool without the harness call it too.
+// One write per line with O_APPEND: the test binaries of several
+// packages can share the file.
+func LogLaunch(name string, args ...string) {
+	p := os.Getenv(LaunchLogEnv)
+	if p == "" {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	line := strings.Join(append([]string{name}, args...), " ")
+	f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
 }
 
 // hasSocket reports whether /proc/net/unix content b lists path name.
@@ -389,6 +414,7 @@ func WithDiagTimeout(args []string) []string {
 
 func (s *Sim) run(t testing.TB, host string, extraEnv []string, bin string, args ...string) (stdout, stderr []byte, exit int) {
 	t.Helper()
+	LogLaunch(filepath.Base(bin), args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -132,6 +132,7 @@ type Sim struct {
 	fifo    *os.File
 	conMu   sync.Mutex
 	logSeen int64
+	logBuf  *lockedBuffer // a shared ibsim's output (LogPath is "")
 }
 
 var seq atomic.Uint32
@@ -203,21 +204,8 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	}()
 	t.Cleanup(s.stop)
 
-	want := "@" + s.SockName + ":ctl@"
-	deadline := time.Now().Add(o.timeout)
-	for {
-		if b, err := os.ReadFile("/proc/net/unix"); err == nil && hasSocket(b, want) {
-			break
-		}
-		select {
-		case <-s.exited:
-			t.Fatalf("ibsim %s exited during startup: %v\n%s", netfile, cmd.ProcessState, s.Log())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ibsim %s: %s did not appear in /proc/net/unix within %v\n%s", netfile, want, o.timeout, s.Log())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := s.waitSocket(o.timeout); err != nil {
+		t.Fatal(err)
 	}
 	if o.console {
 		// Wait for the first prompt so Console sees only its own output.
@@ -294,6 +282,9 @@ func (s *Sim) Alive() bool {
 
 // Log returns everything ibsim has written so far.
 func (s *Sim) Log() string {
+	if s.logBuf != nil {
+		return s.logBuf.String()
+	}
 	b, _ := os.ReadFile(s.LogPath)
 	return string(b)
 }

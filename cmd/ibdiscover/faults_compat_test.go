@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -85,19 +86,26 @@ func writeFaultNet(t *testing.T, ff faultFabric) string {
 // --load-cache prints.
 func TestCompatFaults(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	outputs := [][]string{nil, {"-f"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-g"}}
 	// ibnetdiscover 44 caches that ibnetdiscover 44 itself cannot load.
+	var mu sync.Mutex // guards the counts: the fabrics run in parallel
 	v44Unloadable, ran := 0, 0
-	defer func() {
+	t.Cleanup(func() { // after every fabric's subtest
+		mu.Lock()
+		defer mu.Unlock()
 		if ran == len(faultFabrics) && v44Unloadable == 0 && !t.Failed() {
 			t.Error("every ibnetdiscover 44 cache loaded in ibnetdiscover 44: the tolerant loading was not tested")
 		}
 		t.Logf("%d ibnetdiscover 44 caches unloadable by ibnetdiscover 44, loaded by ibdiscover", v44Unloadable)
-	}()
+	})
 	for _, ff := range faultFabrics {
 		ff := ff
 		t.Run(ff.name, func(t *testing.T) {
+			t.Parallel() // each fault fabric has its own ibsim
+			mu.Lock()
 			ran++
+			mu.Unlock()
 			net := writeFaultNet(t, ff)
 			sim := ibsimtest.Start(t, net)
 			dir := t.TempDir()
@@ -140,7 +148,9 @@ func TestCompatFaults(t *testing.T) {
 					t.Fatalf("host %q: ibdiscover --load-cache <ibnetdiscover 44 cache>: exit %d: %s", host, code, e)
 				}
 				if v44code != 0 {
+					mu.Lock()
 					v44Unloadable++
+					mu.Unlock()
 					if !strings.Contains(string(e), "incomplete cache: skipped") {
 						t.Errorf("host %q: ibnetdiscover 44 cannot load its cache, and ibdiscover does not say it is incomplete: %q", host, e)
 					}

@@ -34,6 +34,7 @@ func TestSharedIBSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
+	t.Parallel() // its own ibsim and binaries
 	bins := buildTools(t, "ibdiscover", "ibhops", "ibavtrack")
 	net := generated(t, "fattree:levels=2,radix=64")
 	s := ibsimtest.Start(t, net, ibsimtest.WithConsole(),

@@ -196,7 +196,7 @@ func simArgs(net, host string) []string {
 func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
 	ibsimtest.Require(t)
 	// ibnetdiscover opens its port before reading the cache: any ibsim.
-	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	sim := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net")
 	dir := t.TempDir()
 	specs := []string{
 		"fattree:levels=2,radix=16;Drop 5",
@@ -249,7 +249,7 @@ func TestInterruptedIBSimCachesLoad(t *testing.T) {
 	net := generated(t, "fattree:levels=2,radix=16")
 	lossy := ibsimtest.WriteNetFile(t, mustRead(t, net)+"\ndo Error \"L1\" 40\ndo Error \"S3\" 40\n")
 	dir := t.TempDir()
-	loader := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	loader := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net") // only loads caches
 	for _, c := range []struct {
 		name   string
 		file   string

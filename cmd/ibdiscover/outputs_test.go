@@ -160,7 +160,7 @@ func TestCompatCache(t *testing.T) {
 	}
 	// Any ibsim will do for ibnetdiscover --load-cache: it opens its port
 	// before reading the file.
-	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	sim := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net")
 	theirs := func(args ...string) string {
 		out, e, code := sim.RunTool(t, "", "ibnetdiscover", args...)
 		if code != 0 {

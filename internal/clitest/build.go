@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ibfabric/ibdiag/internal/ibsimtest"
 )
@@ -81,6 +83,10 @@ var builds struct {
 
 const buildDirPrefix = "clitest-bin-"
 
+// buildTimeout bounds one go build of a command (generous: a cold build
+// cache on a busy machine).
+const buildTimeout = 5 * time.Minute
+
 func goBuild(pkgDir string) (string, error) {
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
@@ -97,8 +103,21 @@ func goBuild(pkgDir string) (string, error) {
 		bin += ".exe"
 	}
 	ibsimtest.LogLaunch("go", "build", pkgDir) // counted with the harness's launches
-	if out, err := GoBuild(gobin, bin, pkgDir).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w\n%s", err, out)
+	cmd := GoBuild(gobin, bin, pkgDir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	// A guard: a build that hangs fails the test with a message, instead
+	// of the whole package at go test's timeout.
+	guard := time.AfterFunc(buildTimeout, func() { cmd.Process.Kill() })
+	err = cmd.Wait()
+	if !guard.Stop() {
+		return "", fmt.Errorf("go build did not finish within %v\n%s", buildTimeout, out.Bytes())
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w\n%s", err, out.Bytes())
 	}
 	return bin, nil
 }

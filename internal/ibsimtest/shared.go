@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,15 +127,42 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startShared starts a shared ibsim: like Start, but not owned by a test.
-// Its directory (OpenSM's dumps, for SharedRouted) is on tmpfs where
-// there is one, its output in memory.
-func startShared(netfile string, o options) (*Sim, error) {
-	dir, err := os.MkdirTemp("/dev/shm", "ibsimtest-shared-")
-	if err != nil {
-		if dir, err = os.MkdirTemp("", "ibsimtest-shared-"); err != nil {
-			return nil, err
+const sharedDirPrefix = "ibsimtest-shared-"
+
+var sweepShared sync.Once
+
+// sharedDir makes a shared ibsim's directory, named for this process, on
+// tmpfs where there is one. With no hook at a test binary's end (short of
+// a TestMain calling StopShared), the first one made by a test binary
+// removes those of processes that are gone.
+func sharedDir() (string, error) {
+	parents := []string{"/dev/shm", os.TempDir()}
+	sweepShared.Do(func() {
+		for _, p := range parents {
+			old, _ := filepath.Glob(filepath.Join(p, sharedDirPrefix+"*"))
+			for _, d := range old {
+				pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), sharedDirPrefix), "-", 2)[0])
+				if err == nil && pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
+					os.RemoveAll(d)
+				}
+			}
 		}
+	})
+	pattern := fmt.Sprintf("%s%d-", sharedDirPrefix, os.Getpid())
+	dir, err := os.MkdirTemp(parents[0], pattern)
+	if err != nil {
+		dir, err = os.MkdirTemp(parents[1], pattern)
+	}
+	return dir, err
+}
+
+// startShared starts a shared ibsim: like Start, but not owned by a test.
+// Its directory holds OpenSM's dumps (SharedRouted); its output is kept
+// in memory.
+func startShared(netfile string, o options) (*Sim, error) {
+	dir, err := sharedDir()
+	if err != nil {
+		return nil, err
 	}
 	bin, err := lookPath("ibsim")
 	if err != nil {

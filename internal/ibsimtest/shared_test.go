@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,5 +101,31 @@ func TestSharedDiesWithTheTestBinary(t *testing.T) {
 			t.Fatalf("shared ibsim %d still running 30 s after its test binary was killed", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSharedDirSweep: a shared ibsim's directory is named for its
+// process, and one left by a process that is gone (killed, no StopShared)
+// is removed by the next test binary's first shared ibsim.
+func TestSharedDirSweep(t *testing.T) {
+	stale, err := os.MkdirTemp("/dev/shm", sharedDirPrefix+strconv.Itoa(1<<30)+"-") // above any pid_max
+	if err != nil {
+		stale, err = os.MkdirTemp("", sharedDirPrefix+strconv.Itoa(1<<30)+"-")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepShared = sync.Once{} // as in a new test binary
+	dir, err := sharedDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if !strings.HasPrefix(filepath.Base(dir), sharedDirPrefix+strconv.Itoa(os.Getpid())+"-") {
+		t.Errorf("%s is not named for this process", dir)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		os.RemoveAll(stale)
+		t.Errorf("%s, a gone process's directory, was not removed", stale)
 	}
 }

@@ -37,9 +37,11 @@ func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := ibsimtest.ScratchDir(t)
 	logPath := filepath.Join(dir, "opensm.log")
-	cmd := exec.Command(bin, append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)...)
+	args := append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)
+	ibsimtest.LogLaunch("opensm", args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
 	cmd.SysProcAttr = ibsimtest.ProcAttr()
@@ -134,12 +136,14 @@ func portLIDs(t *testing.T, args []string) ([]uint16, map[uint16]bool) {
 // where OpenSM folds the switch's port 0 (MTUCap 1024 under ibsim).
 func TestPathMatchesOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	fabrics := []struct{ file, smHost, saHost string }{
 		{"testdata/pathmix.net", "hA", "hC"},
 		{"../../testdata/fabrics/mixed.net", "H-0c42a10300000a00", "H-0002c90300000d00"},
 	}
 	for _, fb := range fabrics {
 		t.Run(filepath.Base(fb.file), func(t *testing.T) {
+			t.Parallel() // each fabric has its own ibsim and OpenSM
 			abs, err := filepath.Abs(fb.file)
 			if err != nil {
 				t.Fatal(err)
@@ -260,6 +264,7 @@ func TestWatchIbsimConsole(t *testing.T) {
 // the base LID; watch follows the exact LIDs too.
 func TestPathLMCMatchesOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	abs, err := filepath.Abs("../../testdata/fabrics/lmc.net")
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +285,7 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 			smArgs = append(smArgs, "-F", esp0)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each LMC has its own ibsim and OpenSM
 			s := ibsimtest.Start(t, abs)
 			startOpenSM(t, s, "h1", smArgs...)
 			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}

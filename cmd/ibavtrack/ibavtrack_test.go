@@ -20,10 +20,18 @@ import (
 // hookMu serialises tests that set the package's test hooks.
 var hookMu sync.Mutex
 
+// runMu serialises runTool's in-process runs: urfave/cli's help command
+// is one global *cli.Command that every run of a tool with subcommands
+// writes to (its separator), a data race between the parallel tests
+// (whose ibsim, OpenSM and saquery still overlap).
+var runMu sync.Mutex
+
 // runTool runs ibavtrack in-process and returns stdout, stderr and the status.
 func runTool(t *testing.T, args ...string) ([]byte, []byte, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
+	runMu.Lock()
+	defer runMu.Unlock()
 	code := run(context.Background(), &out, &errb, append([]string{"ibavtrack"}, clitest.WithPeerTimeout(args)...))
 	return out.Bytes(), errb.Bytes(), code
 }

@@ -21,6 +21,7 @@ import (
 // vs 60, 100 vs 120 Gb/s: the 64/66-coded rate wins), not a unit table.
 func TestRateOrderMatchesOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	abs, err := filepath.Abs("testdata/rates.net")
 	if err != nil {
 		t.Fatal(err)

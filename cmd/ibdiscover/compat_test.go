@@ -140,9 +140,11 @@ func runOurs(t *testing.T, args ...string) ([]byte, []byte, int) {
 // -o 1 on the same ibsim fabric, before and after OpenSM assigns LIDs.
 func TestCompatIBNetDiscover(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	for _, fab := range compatFabrics(t) {
 		fab := fab
 		t.Run(filepath.Base(fab.file), func(t *testing.T) {
+			t.Parallel() // each fabric has its own ibsim
 			if _, err := os.Stat(fab.file); err != nil {
 				clitest.Skip(t, "fabric file missing: %v", err)
 			}

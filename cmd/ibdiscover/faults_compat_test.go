@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -85,19 +86,26 @@ func writeFaultNet(t *testing.T, ff faultFabric) string {
 // --load-cache prints.
 func TestCompatFaults(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	outputs := [][]string{nil, {"-f"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-g"}}
 	// ibnetdiscover 44 caches that ibnetdiscover 44 itself cannot load.
+	var mu sync.Mutex // guards the counts: the fabrics run in parallel
 	v44Unloadable, ran := 0, 0
-	defer func() {
+	t.Cleanup(func() { // after every fabric's subtest
+		mu.Lock()
+		defer mu.Unlock()
 		if ran == len(faultFabrics) && v44Unloadable == 0 && !t.Failed() {
 			t.Error("every ibnetdiscover 44 cache loaded in ibnetdiscover 44: the tolerant loading was not tested")
 		}
 		t.Logf("%d ibnetdiscover 44 caches unloadable by ibnetdiscover 44, loaded by ibdiscover", v44Unloadable)
-	}()
+	})
 	for _, ff := range faultFabrics {
 		ff := ff
 		t.Run(ff.name, func(t *testing.T) {
+			t.Parallel() // each fault fabric has its own ibsim
+			mu.Lock()
 			ran++
+			mu.Unlock()
 			net := writeFaultNet(t, ff)
 			sim := ibsimtest.Start(t, net)
 			dir := t.TempDir()
@@ -140,7 +148,9 @@ func TestCompatFaults(t *testing.T) {
 					t.Fatalf("host %q: ibdiscover --load-cache <ibnetdiscover 44 cache>: exit %d: %s", host, code, e)
 				}
 				if v44code != 0 {
+					mu.Lock()
 					v44Unloadable++
+					mu.Unlock()
 					if !strings.Contains(string(e), "incomplete cache: skipped") {
 						t.Errorf("host %q: ibnetdiscover 44 cannot load its cache, and ibdiscover does not say it is incomplete: %q", host, e)
 					}
@@ -186,7 +196,7 @@ func simArgs(net, host string) []string {
 func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
 	ibsimtest.Require(t)
 	// ibnetdiscover opens its port before reading the cache: any ibsim.
-	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	sim := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net")
 	dir := t.TempDir()
 	specs := []string{
 		"fattree:levels=2,radix=16;Drop 5",
@@ -239,7 +249,7 @@ func TestInterruptedIBSimCachesLoad(t *testing.T) {
 	net := generated(t, "fattree:levels=2,radix=16")
 	lossy := ibsimtest.WriteNetFile(t, mustRead(t, net)+"\ndo Error \"L1\" 40\ndo Error \"S3\" 40\n")
 	dir := t.TempDir()
-	loader := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	loader := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net") // only loads caches
 	for _, c := range []struct {
 		name   string
 		file   string
@@ -289,13 +299,4 @@ func TestInterruptedIBSimCachesLoad(t *testing.T) {
 			compareLoaded(t, loader, "", cache)
 		})
 	}
-}
-
-func mustRead(t *testing.T, file string) string {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

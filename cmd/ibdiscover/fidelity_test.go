@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -368,4 +369,14 @@ func TestCompat255PortSwitch(t *testing.T) {
 	if code != exitcode.Usage || !strings.Contains(string(stderr), "256 ports (max 255)") {
 		t.Errorf("--sim of a 256-port switch: exit %d: %s", code, stderr)
 	}
+}
+
+// mustRead returns file's content, failing t when it cannot be read.
+func mustRead(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

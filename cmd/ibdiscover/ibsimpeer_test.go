@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +35,7 @@ func TestSharedIBSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
+	t.Parallel() // its own ibsim and binaries
 	bins := buildTools(t, "ibdiscover", "ibhops", "ibavtrack")
 	net := generated(t, "fattree:levels=2,radix=64")
 	s := ibsimtest.Start(t, net, ibsimtest.WithConsole(),
@@ -263,24 +262,13 @@ func checkShortTimeoutRun(t *testing.T, p *proc, what string) {
 	}
 }
 
-// buildTools builds the named commands (siblings of this package) into
-// one directory.
+// buildTools returns the named commands (siblings of this package),
+// each built once per test binary.
 func buildTools(t *testing.T, names ...string) map[string]string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		if gobin, err = exec.LookPath("go"); err != nil {
-			clitest.Skip(t, "no go command to build the tools")
-		}
-	}
-	dir := t.TempDir()
 	bins := map[string]string{}
 	for _, name := range names {
-		bin := filepath.Join(dir, name)
-		if out, err := clitest.GoBuild(gobin, bin, "../"+name).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", name, err, out)
-		}
-		bins[name] = bin
+		bins[name] = clitest.Build(t, "../"+name)
 	}
 	return bins
 }

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,20 +33,10 @@ import (
 // window of 16), long enough to interrupt it.
 const slowFabric = "fattree:levels=3,radix=16;Latency hop=1us sma=1ms vl15=1"
 
-// buildTool builds the ibdiscover binary into a temporary directory.
+// buildTool returns the ibdiscover binary, built once per test binary.
 func buildTool(t *testing.T) string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(gobin); err != nil {
-		if gobin, err = exec.LookPath("go"); err != nil {
-			clitest.Skip(t, "no go command to build ibdiscover")
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "ibdiscover")
-	if out, err := clitest.GoBuild(gobin, bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build ibdiscover: %v\n%s", err, out)
-	}
-	return bin
+	return clitest.Build(t, ".")
 }
 
 // proc is an ibdiscover process whose stderr is read line by line.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
@@ -44,6 +45,7 @@ func warnings(b []byte) string { return strings.Join(warningLine.FindAllString(s
 // ibnetdiscover 44 (-o 1 for its node order), byte for byte.
 func TestCompatOutputs(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	names := abs(t, "testdata/names.map")
 	cases := [][]string{
 		{"-l"}, {"-H"}, {"-S"}, {"-R"}, {"-p"}, {"-g"},
@@ -54,6 +56,7 @@ func TestCompatOutputs(t *testing.T) {
 	for _, fab := range outputFabrics() {
 		fab := fab
 		t.Run(filepath.Base(fab.file), func(t *testing.T) {
+			t.Parallel() // each fabric has its own ibsim
 			if _, err := os.Stat(fab.file); err != nil {
 				clitest.Skip(t, "fabric file missing: %v", err)
 			}
@@ -110,36 +113,54 @@ func makeCaches(t *testing.T, sim *ibsimtest.Sim, dir, tag string) cacheSet {
 // states prints what ibnetdiscover prints.
 func TestCompatCache(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	dir := t.TempDir()
+	var mu sync.Mutex // guards caches
 	caches := map[string]cacheSet{}
 	big := []ibsimtest.Option{ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536)}
-	for _, fab := range []struct {
-		tag, file, osmHost string
-		opts               []ibsimtest.Option
-	}{
-		{"4hca", ibsimtest.ExampleNet + "/net.2sw2path4hca", "Hca1", nil},
-		{"2port", ibsimtest.ExampleNet + "/net.2sw2path4hca2port", "Hca1", nil},
-		{"mixed", "../../testdata/fabrics/mixed.net", "hostA mlx5_0", nil},
-		{"diffa", "testdata/diff-a.net", "Hca1", nil},
-		{"diffb", "testdata/diff-b.net", "Hca1", nil},
-		// libibnetdisc reaches SwB through the EDR port 5 after reading
-		// the QDR port 3's Mellanox ExtendedPortInfo.
-		{"mlnxpar", "../../testdata/fabrics/mlnxpar.net", "host1", nil},
-		// 1,312 nodes, radix 36, three levels: the port hash buckets hold
-		// many switches' ports, interleaved in PortInfo answer order.
-		{"ft1312", generated(t, "fattree:levels=3,radix=36,hosts=12,leaves=8,pods=5"), "", big},
-	} {
-		sim := ibsimtest.Start(t, abs(t, fab.file), fab.opts...)
-		caches[fab.tag+"-nolid"] = makeCaches(t, sim, dir, fab.tag+"-nolid")
-		if fab.osmHost == "" {
-			continue
+	// The fabrics' caches are made in parallel, each fabric on its own
+	// ibsim; the group returns when all are written.
+	t.Run("caches", func(t *testing.T) {
+		for _, fab := range []struct {
+			tag, file, osmHost string
+			opts               []ibsimtest.Option
+		}{
+			{"4hca", ibsimtest.ExampleNet + "/net.2sw2path4hca", "Hca1", nil},
+			{"2port", ibsimtest.ExampleNet + "/net.2sw2path4hca2port", "Hca1", nil},
+			{"mixed", "../../testdata/fabrics/mixed.net", "hostA mlx5_0", nil},
+			{"diffa", "testdata/diff-a.net", "Hca1", nil},
+			{"diffb", "testdata/diff-b.net", "Hca1", nil},
+			// libibnetdisc reaches SwB through the EDR port 5 after reading
+			// the QDR port 3's Mellanox ExtendedPortInfo.
+			{"mlnxpar", "../../testdata/fabrics/mlnxpar.net", "host1", nil},
+			// 1,312 nodes, radix 36, three levels: the port hash buckets hold
+			// many switches' ports, interleaved in PortInfo answer order.
+			{"ft1312", generated(t, "fattree:levels=3,radix=36,hosts=12,leaves=8,pods=5"), "", big},
+		} {
+			t.Run(fab.tag, func(t *testing.T) {
+				t.Parallel()
+				sim := ibsimtest.Start(t, abs(t, fab.file), fab.opts...)
+				cs := makeCaches(t, sim, dir, fab.tag+"-nolid")
+				mu.Lock()
+				caches[fab.tag+"-nolid"] = cs
+				mu.Unlock()
+				if fab.osmHost == "" {
+					return
+				}
+				sim.RunOpenSM(t, fab.osmHost, t.TempDir())
+				cs = makeCaches(t, sim, dir, fab.tag)
+				mu.Lock()
+				caches[fab.tag] = cs
+				mu.Unlock()
+			})
 		}
-		sim.RunOpenSM(t, fab.osmHost, t.TempDir())
-		caches[fab.tag] = makeCaches(t, sim, dir, fab.tag)
+	})
+	if t.Failed() {
+		return
 	}
 	// Any ibsim will do for ibnetdiscover --load-cache: it opens its port
 	// before reading the file.
-	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net")
+	sim := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net")
 	theirs := func(args ...string) string {
 		out, e, code := sim.RunTool(t, "", "ibnetdiscover", args...)
 		if code != 0 {

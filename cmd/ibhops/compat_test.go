@@ -111,8 +111,10 @@ func tracePairs(f *model.Fabric) [][2]uint16 {
 // routes.
 func TestCompatOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	for _, fab := range compatFabrics(t) {
 		t.Run(filepath.Base(fab.file), func(t *testing.T) {
+			t.Parallel() // each fabric has its own ibsim
 			if _, err := os.Stat(fab.file); err != nil {
 				clitest.Skip(t, "fabric file missing: %v", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/testkit/golden"
@@ -75,13 +76,27 @@ var engineUsed = regexp.MustCompile(`(\S+) tables configured on all switches`)
 // for byte. After dfsssp, `--routed` gives its dump too.
 func TestCompatRoutingEngines(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
+	var mu sync.Mutex // guards used: the fabrics run in parallel
 	used := map[string]int{}
+	// After every fabric's subtest, parallel ones included.
+	t.Cleanup(func() {
+		t.Logf("engine → engine OpenSM used: %v", used)
+		// Every engine must have routed some fabric itself, or the
+		// comparison proves little.
+		for _, e := range routing.Engines {
+			if used[string(e)+"→"+string(e)] == 0 {
+				t.Errorf("OpenSM never routed with %s", e)
+			}
+		}
+	})
 	for _, fab := range engineFabrics(t) {
 		name := filepath.Base(fab.file)
 		for _, a := range fab.smArgs {
 			name += filepath.Base(a)
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each engine runs on its own ibsim
 			for _, e := range routing.Engines {
 				if why, ok := fab.skip[e]; ok {
 					t.Logf("%s not compared: %s", e, why)
@@ -98,7 +113,9 @@ func TestCompatRoutingEngines(t *testing.T) {
 				if m := engineUsed.FindSubmatch(log); m != nil {
 					ran = string(m[1])
 				}
+				mu.Lock()
 				used[string(e)+"→"+ran]++
+				mu.Unlock()
 				base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
 				ours := e
 				if e == routing.Torus2QoS && ran == string(routing.MinHop) {
@@ -134,13 +151,5 @@ func TestCompatRoutingEngines(t *testing.T) {
 				}
 			}
 		})
-	}
-	t.Logf("engine → engine OpenSM used: %v", used)
-	// Every engine must have routed some fabric itself, or the
-	// comparison proves little.
-	for _, e := range routing.Engines {
-		if used[string(e)+"→"+string(e)] == 0 {
-			t.Errorf("OpenSM never routed with %s", e)
-		}
 	}
 }

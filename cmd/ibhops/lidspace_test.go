@@ -22,6 +22,7 @@ func TestLIDSpaceWarning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("49,531-node fabric")
 	}
+	t.Parallel() // CPU-bound: runs beside the live tests, which mostly wait
 	p := filepath.Join(t.TempDir(), "m.dump")
 	out, stderr, code := runOurs(t, "--sim", overflowSpec, "-o", "16", "--output", p)
 	if code != 0 || len(out) != 0 || string(stderr) != overflowWarning {

@@ -29,12 +29,14 @@ import (
 // of every LMC range and finds OpenSM's routes clean.
 func TestCompatLMC(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	file, err := filepath.Abs(fabrics + "lmc.net")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, lmc := range []int{1, 2} {
 		t.Run(fmt.Sprintf("lmc%d", lmc), func(t *testing.T) {
+			t.Parallel() // each LMC has its own ibsim
 			sim := ibsimtest.Start(t, file)
 			dir := t.TempDir()
 			sim.RunOpenSM(t, "h1", dir, "-l", strconv.Itoa(lmc))

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -72,7 +71,7 @@ func Unprivileged(t *testing.T, run string) {
 	}
 	cmd := exec.Command(bin, "-test.run", run, "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), UnprivilegedEnv+"=1", "HOME="+dir, "TMPDIR="+os.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: NobodyUID, Gid: NobodyUID, NoSetGroups: false}}
+	cmd.SysProcAttr = nobodyAttr()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the tests %s as uid %d: %v\n%s", run, NobodyUID, err, out)

@@ -114,3 +114,29 @@ func WithDiagTimeout(args []string) []string { return args }
 
 // Args would add ibsim command-line arguments.
 func Args(...string) Option { return func(*options) {} }
+
+// Shared skips t: ibsim runs on Linux only.
+func Shared(t testing.TB, netfile string, opts ...Option) *Sim {
+	t.Helper()
+	t.Skip(linuxOnly)
+	return nil
+}
+
+// SharedRouted skips t: ibsim runs on Linux only.
+func SharedRouted(t testing.TB, netfile, osmHost string, smArgs []string, opts ...Option) (*Sim, string) {
+	t.Helper()
+	t.Skip(linuxOnly)
+	return nil, ""
+}
+
+// StopShared does nothing: no ibsim runs here.
+func StopShared() {}
+
+// ScratchDir returns a new directory removed when t ends.
+func ScratchDir(t testing.TB) string { return t.TempDir() }
+
+// LaunchLogEnv names the launch log's variable (nothing is launched here).
+const LaunchLogEnv = "IBSIMTEST_LAUNCH_LOG"
+
+// LogLaunch does nothing: no tool runs here.
+func LogLaunch(string, ...string) {}

@@ -63,7 +63,7 @@ type hopLink struct {
 //
 // CA and router LIDs get no rows; LeastHopsTo and HopsBetween derive them.
 func ComputeHops(f *Fabric) *HopTables {
-	h := newSwitchTables(f)
+	h := NewSwitchHopTables(f)
 	h.minHop()
 	return h
 }
@@ -92,10 +92,12 @@ func hopSwitches(f *Fabric) []*Node {
 	return out
 }
 
-// newSwitchTables returns tables for the switches of hopSwitches with a
-// row for every switch base LID, all NoPath (osm_switch_prepare_path_
-// rebuild and osm_switch_clear_hops).
-func newSwitchTables(f *Fabric) *HopTables {
+// NewSwitchHopTables returns hop tables for the switches ComputeHops
+// keeps tables for, in OpenSM map order, each with a row for every switch
+// base LID and every entry NoPath (osm_switch_prepare_path_rebuild and
+// osm_switch_clear_hops): the tables ComputeHops starts from, for engines
+// that fill them their own way (the matrices' Set).
+func NewSwitchHopTables(f *Fabric) *HopTables {
 	h := &HopTables{f: f, pos: make(map[*Node]int)}
 	h.maxLID = f.MaxLID()
 	h.switches = hopSwitches(f)
@@ -145,7 +147,7 @@ func newSwitchTables(f *Fabric) *HopTables {
 	return h
 }
 
-// minHop fills tables fresh from newSwitchTables as
+// minHop fills tables fresh from NewSwitchHopTables as
 // osm_ucast_mgr_build_lid_matrices does.
 func (h *HopTables) minHop() {
 	index := h.index
@@ -275,6 +277,14 @@ func (h *HopTables) Matrix(sw *Node) *LIDMatrix {
 
 // MaxLID returns the largest LID of the subnet when the tables were built.
 func (h *HopTables) MaxLID() uint16 { return h.maxLID }
+
+// ClearHops sets every entry of every table to NoPath, keeping the rows
+// (osm_switch_clear_hops), as an engine does before its own search.
+func (h *HopTables) ClearHops() {
+	for i := range h.mats {
+		h.mats[i].Reset()
+	}
+}
 
 // Passes returns the number of relaxation passes run (the last one
 // changed nothing unless the pass limit was reached).

@@ -68,13 +68,13 @@ func (e Engine) FromTables() bool { return e == DFSSSP || e == SSSP || e == Nue 
 func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
 	switch e {
 	case UpDn:
-		h, ok := model.ComputeUpDn(f)
+		h, ok := ComputeUpDn(f)
 		if !ok {
 			return h, []string{"updn: no root switch found: OpenSM gives up updn and falls back to min-hop (printed); a root_guid_file, which SMPs cannot read, would change that"}
 		}
 		return h, []string{"updn: as OpenSM computes it with its default options (roots found from the min-hop tables; no root_guid_file, ids_guid_file or connect_roots, which SMPs cannot read)"}
 	case DnUp:
-		h, ok := model.ComputeDnUp(f)
+		h, ok := ComputeDnUp(f)
 		if !ok {
 			return h, []string{"dnup: no switch has a CA or router: OpenSM gives up dnup and falls back to min-hop (printed)"}
 		}
@@ -115,13 +115,13 @@ func UnroutedRule(f *model.Fabric, e Engine) (func(at *model.Node, dlid uint16) 
 	var rule string
 	switch e {
 	case UpDn:
-		h, ok = model.ComputeUpDn(f)
+		h, ok = ComputeUpDn(f)
 		rule = "updn routes only up/down paths from its roots, and there is none from that switch"
 	case DnUp:
-		h, ok = model.ComputeDnUp(f)
+		h, ok = ComputeDnUp(f)
 		rule = "dnup routes only down/up paths from the switches with CAs, and there is none from that switch"
 	case FTree:
-		h, ok = model.ComputeDnUp(f)
+		h, ok = ComputeDnUp(f)
 		rule = "ftree routes only up/down paths over the fat tree's levels, and there is none from that switch"
 	default:
 		return nil, ""

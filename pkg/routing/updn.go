@@ -1,4 +1,6 @@
-package model
+package routing
+
+import "github.com/ibfabric/ibdiag/pkg/model"
 
 // Up/down and down/up hop tables, as OpenSM's updn and dnup routing
 // engines build them (osm_ucast_updn.c, osm_ucast_dnup.c): a breadth-first
@@ -32,26 +34,27 @@ const unranked = 0xFFFFFFFF
 // OpenSM keeps the min-hop tables (ok is false). Otherwise the switches
 // are ranked by distance from the roots, the tables are cleared, and the
 // up/down search runs from every switch in OpenSM order.
-func ComputeUpDn(f *Fabric) (h *HopTables, ok bool) {
-	h = ComputeHops(f)
-	nodes := make([]udNode, len(h.switches))
-	for i, n := range h.switches {
+func ComputeUpDn(f *model.Fabric) (h *model.HopTables, ok bool) {
+	h = model.ComputeHops(f)
+	t := newUDTables(h)
+	nodes := make([]udNode, len(t.sws))
+	for i, n := range t.sws {
 		nodes[i] = udNode{rank: unranked, id: n.GUID()}
 	}
 	roots := 0
-	for i := range h.updnRoots() {
+	for i := range t.updnRoots(f, h.MaxLID()) {
 		nodes[i].rank = 0
 		roots++
 	}
 	if roots == 0 {
 		return h, false
 	}
-	links := h.switchLinks()
-	h.rank(nodes, links)
-	h.clearHops()
+	links := t.switchLinks()
+	udRank(nodes, links)
+	h.ClearHops()
 	var queue []int
-	for i := range h.switches {
-		queue = h.upDownSearch(i, nodes, links, false, queue)
+	for i := range t.sws {
+		queue = t.upDownSearch(i, nodes, links, false, queue)
 	}
 	return h, true
 }
@@ -61,11 +64,12 @@ func ComputeUpDn(f *Fabric) (h *HopTables, ok bool) {
 // ranked by distance from them, and the down/up search runs from every
 // switch in OpenSM order. With no such switch dnup gives up and OpenSM
 // falls back to min-hop (ok is false, h holds the min-hop tables).
-func ComputeDnUp(f *Fabric) (h *HopTables, ok bool) {
-	h = newSwitchTables(f)
-	nodes := make([]udNode, len(h.switches))
+func ComputeDnUp(f *model.Fabric) (h *model.HopTables, ok bool) {
+	h = model.NewSwitchHopTables(f)
+	t := newUDTables(h)
+	nodes := make([]udNode, len(t.sws))
 	leaves := 0
-	for i, n := range h.switches {
+	for i, n := range t.sws {
 		nodes[i] = udNode{rank: unranked}
 		for p := 0; p <= n.NumPorts(); p++ {
 			if pp := n.Port(p); pp != nil && pp.Remote != nil && !pp.Remote.Node.IsSwitch() {
@@ -76,24 +80,42 @@ func ComputeDnUp(f *Fabric) (h *HopTables, ok bool) {
 		}
 	}
 	if leaves == 0 {
-		h.minHop()
-		return h, false
+		return model.ComputeHops(f), false
 	}
-	links := h.switchLinks()
-	h.rank(nodes, links)
+	links := t.switchLinks()
+	udRank(nodes, links)
 	var queue []int
-	for i := range h.switches {
-		queue = h.upDownSearch(i, nodes, links, true, queue)
+	for i := range t.sws {
+		queue = t.upDownSearch(i, nodes, links, true, queue)
 	}
 	return h, true
 }
 
+// udTables is the searches' view of hop tables: the switches with tables
+// in OpenSM map order, their matrices and their indices.
+type udTables struct {
+	sws  []*model.Node
+	mats []*model.LIDMatrix // parallel to sws
+	pos  map[*model.Node]int
+}
+
+func newUDTables(h *model.HopTables) *udTables {
+	t := &udTables{sws: h.Switches()}
+	t.mats = make([]*model.LIDMatrix, len(t.sws))
+	t.pos = make(map[*model.Node]int, len(t.sws))
+	for i, n := range t.sws {
+		t.mats[i] = h.Matrix(n)
+		t.pos[n] = i
+	}
+	return t
+}
+
 // updnRoots returns the switches updn_find_root_nodes_by_min_hop ranks
-// as roots, by index, from min-hop tables.
-func (h *HopTables) updnRoots() map[int]bool {
+// as roots, by index, from min-hop tables indexing LIDs up to maxLID.
+func (t *udTables) updnRoots(f *model.Fabric, maxLID uint16) map[int]bool {
 	casPerSw := make(map[uint16]int)
 	cas := 0
-	for _, n := range h.f.Nodes {
+	for _, n := range f.Nodes {
 		if n.IsSwitch() {
 			continue
 		}
@@ -101,7 +123,7 @@ func (h *HopTables) updnRoots() map[int]bool {
 			if pp == nil || pp.Remote == nil || !pp.Remote.Node.IsSwitch() {
 				continue
 			}
-			if lp := h.f.PortByGUID(pp.GUID); lp == nil || lp.Phys != pp {
+			if lp := f.PortByGUID(pp.GUID); lp == nil || lp.Phys != pp {
 				continue // not a port OpenSM's port table holds
 			}
 			casPerSw[pp.Remote.Node.SMALID()]++
@@ -110,11 +132,10 @@ func (h *HopTables) updnRoots() map[int]bool {
 	}
 	thd1, thd2 := float64(cas)*0.9, float64(cas)*0.05
 	roots := make(map[int]bool)
-	for i := range h.switches {
+	for i, m := range t.mats {
 		var hist [64]int
-		m := &h.mats[i]
 		for lid, c := range casPerSw {
-			if lid == 0 || lid > h.maxLID {
+			if lid == 0 || lid > maxLID {
 				continue
 			}
 			if v := m.LeastHops(lid); v < 64 {
@@ -146,15 +167,15 @@ type swLink struct {
 // switchLinks lists, for each switch with tables, its links to switches
 // with tables in port order (ports 1..N), as osm_node_get_remote_node
 // sees them.
-func (h *HopTables) switchLinks() [][]swLink {
-	out := make([][]swLink, len(h.switches))
-	for i, n := range h.switches {
+func (t *udTables) switchLinks() [][]swLink {
+	out := make([][]swLink, len(t.sws))
+	for i, n := range t.sws {
 		for p := 1; p <= n.NumPorts(); p++ {
 			pp := n.Port(p)
 			if pp == nil || pp.Remote == nil {
 				continue
 			}
-			if r, ok := h.pos[pp.Remote.Node]; ok {
+			if r, ok := t.pos[pp.Remote.Node]; ok {
 				out[i] = append(out[i], swLink{peer: r, remotePort: int(pp.Remote.Num)})
 			}
 		}
@@ -162,9 +183,9 @@ func (h *HopTables) switchLinks() [][]swLink {
 	return out
 }
 
-// rank gives every switch reachable from a rank-0 switch its distance
+// udRank gives every switch reachable from a rank-0 switch its distance
 // from the nearest one (updn_subn_rank, dnup_subn_rank).
-func (h *HopTables) rank(nodes []udNode, links [][]swLink) {
+func udRank(nodes []udNode, links [][]swLink) {
 	var queue []int
 	for i := range nodes {
 		if nodes[i].rank == 0 {
@@ -181,14 +202,6 @@ func (h *HopTables) rank(nodes []udNode, links [][]swLink) {
 				queue = append(queue, r)
 			}
 		}
-	}
-}
-
-// clearHops sets every entry of every table to NoPath
-// (osm_switch_clear_hops).
-func (h *HopTables) clearHops() {
-	for i := range h.mats {
-		h.mats[i].Reset()
 	}
 }
 
@@ -227,10 +240,9 @@ func dnupDir(cur, rem *udNode) udDir {
 // dnup: never up then down); a neighbour port whose entry gets lower is
 // set, and the neighbour queued with the step's direction unless it is
 // already queued. queue is scratch space, returned for reuse.
-func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, dnup bool, queue []int) []int {
-	lid := h.switches[start].SMALID()
-	h.setHops(start, lid, 0, 0)
-	row := int(h.index[lid]) - 1 // the LID's row in every matrix
+func (t *udTables) upDownSearch(start int, nodes []udNode, links [][]swLink, dnup bool, queue []int) []int {
+	lid := t.sws[start].SMALID()
+	_ = t.mats[start].Set(lid, 0, 0) // port 0 is in every matrix
 	nodes[start].dir = dirUp
 	if dnup {
 		nodes[start].dir = dirDown
@@ -240,8 +252,7 @@ func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, dn
 		u := queue[head]
 		nodes[u].visited = false
 		cur := nodes[u].dir
-		mu := &h.mats[u]
-		least := mu.data[row*mu.width]
+		least := t.mats[u].LeastHops(lid)
 		for _, l := range links[u] {
 			r := l.peer
 			var next udDir
@@ -256,16 +267,12 @@ func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, dn
 					continue
 				}
 			}
-			mr := &h.mats[r]
-			if l.remotePort >= mr.width {
-				continue
+			mr := t.mats[r]
+			if l.remotePort > mr.NumPorts() {
+				continue // OpenSM refuses a port out of range
 			}
-			e := &mr.data[row*mr.width+l.remotePort]
-			if int(least)+1 < int(*e) {
-				*e = least + 1
-				if c := &mr.data[row*mr.width]; *c > *e {
-					*c = *e
-				}
+			if int(least)+1 < int(mr.Get(lid, l.remotePort)) {
+				_ = mr.Set(lid, l.remotePort, least+1) // lowers column 0 too
 				if !nodes[r].visited {
 					nodes[r].dir = next
 					nodes[r].visited = true
@@ -275,15 +282,4 @@ func (h *HopTables) upDownSearch(start int, nodes []udNode, links [][]swLink, dn
 		}
 	}
 	return queue
-}
-
-// setHops stores v for (lid, port) of switch i and lowers column 0
-// (osm_switch_set_hops); out-of-range ports are ignored as OpenSM
-// refuses them.
-func (h *HopTables) setHops(i int, lid uint16, port int, v uint8) {
-	m := &h.mats[i]
-	if port < 0 || port >= m.width || lid == 0 || lid > h.maxLID {
-		return
-	}
-	_ = m.Set(lid, port, v)
 }

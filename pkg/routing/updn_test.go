@@ -1,15 +1,18 @@
-package model
+package routing_test
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
 // dumpOf is the lid-matrix dump of h, for comparisons.
-func dumpOf(t *testing.T, f *Fabric, h *HopTables) string {
+func dumpOf(t *testing.T, f *model.Fabric, h *model.HopTables) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := WriteLIDMatrixDump(&b, f, h); err != nil {
+	if err := model.WriteLIDMatrixDump(&b, f, h); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -23,8 +26,8 @@ func dumpOf(t *testing.T, f *Fabric, h *HopTables) string {
 // up turn after a down one), as in OpenSM's dumps.
 func TestUpDnFatTree(t *testing.T) {
 	f := fatTree(t, 4, 4)
-	min := ComputeHops(f)
-	for name, compute := range map[string]func(*Fabric) (*HopTables, bool){"updn": ComputeUpDn, "dnup": ComputeDnUp} {
+	min := model.ComputeHops(f)
+	for name, compute := range map[string]func(*model.Fabric) (*model.HopTables, bool){"updn": routing.ComputeUpDn, "dnup": routing.ComputeDnUp} {
 		h, ok := compute(f)
 		if !ok {
 			t.Fatalf("%s gave up on a fat tree", name)
@@ -39,7 +42,7 @@ func TestUpDnFatTree(t *testing.T) {
 				lid := other.SMALID()
 				got := m.LeastHops(lid)
 				edge := sw.GUID()>>48 == 1
-				if (other == sw) != (got == 0) || (name == "updn" && edge && got == NoPath) {
+				if (other == sw) != (got == 0) || (name == "updn" && edge && got == model.NoPath) {
 					t.Errorf("%s: %#x to %#x: %d hops", name, sw.GUID(), other.GUID(), got)
 				}
 				for p := 0; p <= sw.NumPorts(); p++ {
@@ -67,8 +70,8 @@ func TestUpDnGiveUp(t *testing.T) {
 	b.link(s1, 1, s2, 1)
 	b.link(s2, 2, s3, 1)
 	b.link(s3, 2, s1, 2)
-	want := dumpOf(t, b.f, ComputeHops(b.f))
-	for name, compute := range map[string]func(*Fabric) (*HopTables, bool){"updn": ComputeUpDn, "dnup": ComputeDnUp} {
+	want := dumpOf(t, b.f, model.ComputeHops(b.f))
+	for name, compute := range map[string]func(*model.Fabric) (*model.HopTables, bool){"updn": routing.ComputeUpDn, "dnup": routing.ComputeDnUp} {
 		h, ok := compute(b.f)
 		if ok {
 			t.Errorf("%s did not give up", name)
@@ -80,14 +83,14 @@ func TestUpDnGiveUp(t *testing.T) {
 }
 
 // BenchmarkComputeUpDn and BenchmarkComputeDnUp: the updn and dnup
-// tables of the radix-36 fat tree of BenchmarkComputeHops (1620
-// switches; updn includes its min-hop pass).
+// tables of the radix-36 fat tree of pkg/model's BenchmarkComputeHops
+// (1620 switches; updn includes its min-hop pass).
 func BenchmarkComputeUpDn(b *testing.B) {
 	f := fatTree(b, 36, 36)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, ok := ComputeUpDn(f); !ok {
+		if _, ok := routing.ComputeUpDn(f); !ok {
 			b.Fatal("no roots")
 		}
 	}
@@ -98,7 +101,7 @@ func BenchmarkComputeDnUp(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, ok := ComputeDnUp(f); !ok {
+		if _, ok := routing.ComputeDnUp(f); !ok {
 			b.Fatal("no leaves")
 		}
 	}
@@ -116,7 +119,7 @@ func FuzzUpDn(f *testing.F) {
 	f.Fuzz(func(t *testing.T, nsw uint8, ops []byte) {
 		n := int(nsw%12) + 1
 		b := newBuilder(t)
-		sws := make([]*Node, n)
+		sws := make([]*model.Node, n)
 		for i := range sws {
 			sws[i] = b.sw(uint64(i*37%13+1)<<56|uint64(i), 8, 0)
 		}
@@ -139,7 +142,7 @@ func FuzzUpDn(f *testing.F) {
 			used[y]++
 			b.link(sws[x], px, sws[y], used[y])
 		}
-		for name, compute := range map[string]func(*Fabric) (*HopTables, bool){"updn": ComputeUpDn, "dnup": ComputeDnUp} {
+		for name, compute := range map[string]func(*model.Fabric) (*model.HopTables, bool){"updn": routing.ComputeUpDn, "dnup": routing.ComputeDnUp} {
 			h, ok := compute(b.f)
 			if name == "dnup" && ok != (cas > 0) {
 				t.Fatalf("dnup ok %v with %d CAs", ok, cas)
@@ -151,9 +154,9 @@ func FuzzUpDn(f *testing.F) {
 					if row == nil {
 						t.Fatalf("%s: no row for a switch LID", name)
 					}
-					least := NoPath
+					least := model.NoPath
 					for p := 1; p < len(row); p++ {
-						if row[p] != NoPath && row[p] >= 64 {
+						if row[p] != model.NoPath && row[p] >= 64 {
 							t.Fatalf("%s: entry %d", name, row[p])
 						}
 						least = min(least, row[p])

@@ -1,0 +1,327 @@
+package health_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/health"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+const fabrics = "../../testdata/fabrics/"
+
+// ring5 is a ring of five switches, one host each: min-hop routes every
+// host two switches away clockwise, so the routes' channel dependencies
+// close the ring (a credit loop).
+const ring5 = `
+Switch 3 "r0"
+[1] "r1"[2]
+[2] "r4"[1]
+[3] "h0"[1]
+
+Switch 3 "r1"
+[1] "r2"[2]
+[2] "r0"[1]
+[3] "h1"[1]
+
+Switch 3 "r2"
+[1] "r3"[2]
+[2] "r1"[1]
+[3] "h2"[1]
+
+Switch 3 "r3"
+[1] "r4"[2]
+[2] "r2"[1]
+[3] "h3"[1]
+
+Switch 3 "r4"
+[1] "r0"[2]
+[2] "r3"[1]
+[3] "h4"[1]
+
+Hca 1 "h0"
+[1] "r0"[3]
+Hca 1 "h1"
+[1] "r1"[3]
+Hca 1 "h2"
+[1] "r2"[3]
+Hca 1 "h3"
+[1] "r3"[3]
+Hca 1 "h4"
+[1] "r4"[3]
+`
+
+// live is a simulated fabric, its SM run (or not), discovered.
+type live struct {
+	sim *sim.Fabric
+	in  health.Input
+}
+
+func loadSim(t *testing.T, spec string, sm bool, faults ...func(*sim.Fabric) error) *live {
+	t.Helper()
+	if strings.Contains(spec, "\n") {
+		p := filepath.Join(t.TempDir(), "f.net")
+		if err := os.WriteFile(p, []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		spec = p
+	}
+	sf, err := sim.Load(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm {
+		if err := sf.RunSM(""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range faults {
+		if err := f(sf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &live{sim: sf}
+	l.discover(t)
+	return l
+}
+
+func (l *live) discover(t *testing.T) {
+	t.Helper()
+	tr, err := l.sim.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: 8, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &discover.Querier{Transport: tr, Timeout: 200 * time.Millisecond}
+	l.in = health.Input{Result: res, Querier: q}
+	l.in.Counters.Transport = tr
+	l.in.Counters.Timeout = 200 * time.Millisecond
+}
+
+func run(t *testing.T, in health.Input, checks ...string) *health.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := health.Run(ctx, in, checks)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run took more than 60 s")
+	}
+	return rep
+}
+
+func status(t *testing.T, rep *health.Report, check string) health.CheckResult {
+	t.Helper()
+	for _, c := range rep.Checks {
+		if c.Name == check {
+			return c
+		}
+	}
+	t.Fatalf("check %s did not run", check)
+	return health.CheckResult{}
+}
+
+// kinds lists the kinds of the check's findings.
+func kinds(rep *health.Report, check string) map[string]int {
+	out := map[string]int{}
+	for _, f := range rep.Findings {
+		if f.Check == check {
+			out[f.Kind]++
+		}
+	}
+	return out
+}
+
+func wantStatus(t *testing.T, rep *health.Report, check string, want health.Status) {
+	t.Helper()
+	c := status(t, rep, check)
+	if c.Status != want {
+		var fs []string
+		for _, f := range rep.Findings {
+			if f.Check == check {
+				fs = append(fs, f.Kind+": "+f.Place.String()+": "+f.Message)
+			}
+		}
+		t.Fatalf("%s: status %s (%s %v), want %s; findings:\n%s", check, c.Status, c.Reason, c.Where, want, strings.Join(fs, "\n"))
+	}
+}
+
+// TestCleanFabric: every check passes on a fat tree an SM routed.
+func TestCleanFabric(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true)
+	rep := run(t, l.in, health.CheckLinks, health.CheckIDs, health.CheckMTUVL, health.CheckCounters, health.CheckRoutes, health.CheckCreditLoops)
+	for _, c := range rep.Checks {
+		wantStatus(t, rep, c.Name, health.Passed)
+	}
+	if rep.Partial || rep.Problems() != 0 || rep.NothingChecked() {
+		t.Fatalf("partial %v, problems %d, nothing %v", rep.Partial, rep.Problems(), rep.NothingChecked())
+	}
+}
+
+// TestCreditLoops: min-hop on a ring of five switches has a credit loop,
+// the five switch-to-switch channels one way round; a fat tree and a
+// chain have none.
+func TestCreditLoops(t *testing.T) {
+	rep := run(t, loadSim(t, ring5, true).in, health.CheckCreditLoops)
+	wantStatus(t, rep, health.CheckCreditLoops, health.Failed)
+	f := rep.Findings[0]
+	if f.Kind != health.KindCreditLoop || f.Severity != health.Critical || len(f.Evidence) != 5 {
+		t.Fatalf("finding %+v, want one credit loop of 5 channels", f)
+	}
+	for _, spec := range []string{"fattree2.net", "chain10.net"} {
+		rep := run(t, loadSim(t, fabrics+spec, true).in, health.CheckCreditLoops)
+		wantStatus(t, rep, health.CheckCreditLoops, health.Passed)
+	}
+}
+
+// TestRoutes: a switch-to-switch link unplugged after the SM ran leaves
+// routes into a port with no link.
+func TestRoutes(t *testing.T) {
+	l := loadSim(t, ring5, true, func(f *sim.Fabric) error { return f.Unlink("r0", 1) })
+	rep := run(t, l.in, health.CheckRoutes)
+	wantStatus(t, rep, health.CheckRoutes, health.Failed)
+	if kinds(rep, health.CheckRoutes)["down-port"] == 0 {
+		t.Fatalf("kinds %v, want down-port", kinds(rep, health.CheckRoutes))
+	}
+}
+
+// TestNoSM: with no SM, the ports are stuck in Initialize (links fails),
+// and the checks that need LIDs or tables have nothing to check or
+// cannot run: never passed.
+func TestNoSM(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", false)
+	rep := run(t, l.in, health.Checks[:6]...)
+	wantStatus(t, rep, health.CheckLinks, health.Failed)
+	if kinds(rep, health.CheckLinks)[health.KindStuck] == 0 {
+		t.Fatalf("no stuck ports: %v", kinds(rep, health.CheckLinks))
+	}
+	for _, c := range []string{health.CheckMTUVL, health.CheckRoutes, health.CheckCreditLoops} {
+		wantStatus(t, rep, c, health.Nothing)
+	}
+	wantStatus(t, rep, health.CheckCounters, health.NotRun)
+}
+
+// TestLinksDegraded: a link running 1x between two 4x ports.
+func TestLinksDegraded(t *testing.T) {
+	rep := run(t, loadSim(t, fabrics+"dualhomed.net", true).in, health.CheckLinks)
+	wantStatus(t, rep, health.CheckLinks, health.Failed)
+	if kinds(rep, health.CheckLinks)[health.KindWidth] == 0 {
+		t.Fatalf("kinds %v, want width", kinds(rep, health.CheckLinks))
+	}
+}
+
+// TestIDs: two ports given one LID, and a node GUID given twice.
+func TestIDs(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true)
+	rep := run(t, l.in, health.CheckIDs)
+	wantStatus(t, rep, health.CheckIDs, health.Passed)
+
+	h := l.in.Result.Fabric.CAs()
+	lid := h[0].Ports[1].BaseLID()
+	dup := loadSim(t, fabrics+"fattree2.net", true, func(f *sim.Fabric) error {
+		return f.SetBaseLID(h[1].Description(), 1, lid, 0)
+	})
+	rep = run(t, dup.in, health.CheckIDs)
+	wantStatus(t, rep, health.CheckIDs, health.Failed)
+	if kinds(rep, health.CheckIDs)[health.KindDuplicateLID] != 1 {
+		t.Fatalf("kinds %v, want one duplicate-lid", kinds(rep, health.CheckIDs))
+	}
+
+	guid := loadSim(t, fabrics+"fattree2.net", true, func(f *sim.Fabric) error {
+		return f.SetNodeGUID(h[1].Description(), h[0].GUID())
+	})
+	rep = run(t, guid.in, health.CheckIDs)
+	wantStatus(t, rep, health.CheckIDs, health.Failed)
+	if kinds(rep, health.CheckIDs)[health.KindDuplicateGUID] == 0 {
+		t.Fatalf("kinds %v, want duplicate-guid", kinds(rep, health.CheckIDs))
+	}
+}
+
+// TestMTUVL: an end running a NeighborMTU other than the SM's link MTU.
+func TestMTUVL(t *testing.T) {
+	l := loadSim(t, fabrics+"ext.net", true)
+	rep := run(t, l.in, health.CheckMTUVL)
+	wantStatus(t, rep, health.CheckMTUVL, health.Passed)
+	// the caps differ on ext.net: information, not a problem
+	if kinds(rep, health.CheckMTUVL)["mtu-cap"] == 0 {
+		t.Fatalf("kinds %v, want mtu-cap information", kinds(rep, health.CheckMTUVL))
+	}
+	pp := l.in.Result.Fabric.CAs()[0].Ports[1]
+	pp.Info.NeighborMTU = smp.MTU256
+	rep = run(t, l.in, health.CheckMTUVL)
+	wantStatus(t, rep, health.CheckMTUVL, health.Failed)
+	if kinds(rep, health.CheckMTUVL)["neighbor-mtu"] == 0 {
+		t.Fatalf("kinds %v, want neighbor-mtu", kinds(rep, health.CheckMTUVL))
+	}
+}
+
+// TestCounters: symbol errors raised on a port are beyond the default
+// threshold (0).
+func TestCounters(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true, func(f *sim.Fabric) error {
+		return f.PerformanceSet("H0", 1, "PortCounters", "SymbolErrorCounter", 7)
+	})
+	rep := run(t, l.in, health.CheckCounters)
+	wantStatus(t, rep, health.CheckCounters, health.Failed)
+	f := rep.Findings[0]
+	if f.Kind != health.KindCounter || !strings.Contains(strings.Join(f.Evidence, ";"), "SymbolErrorCounter 7") {
+		t.Fatalf("finding %+v", f)
+	}
+}
+
+// TestBaseline: a link unplugged since the baseline was taken.
+func TestBaseline(t *testing.T) {
+	base := loadSim(t, fabrics+"fattree2.net", true)
+	l := loadSim(t, fabrics+"fattree2.net", true, func(f *sim.Fabric) error { return f.Unlink("H0", 1) })
+	in := l.in
+	in.Baseline = base.in.Result.Fabric
+	rep := run(t, in, health.CheckBaseline)
+	wantStatus(t, rep, health.CheckBaseline, health.Failed)
+	if k := kinds(rep, health.CheckBaseline); k[health.KindRemoved] == 0 {
+		t.Fatalf("kinds %v, want removed", k)
+	}
+	in.Baseline = l.in.Result.Fabric
+	rep = run(t, in, health.CheckBaseline)
+	wantStatus(t, rep, health.CheckBaseline, health.Passed)
+}
+
+// TestNotLive: a loaded cache (no Querier) cannot have its routes,
+// credit loops or counters checked: not run, and the report partial.
+func TestNotLive(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true)
+	in := l.in
+	in.Querier = nil
+	rep := run(t, in, health.CheckRoutes, health.CheckCreditLoops, health.CheckCounters, health.CheckBaseline)
+	for _, c := range rep.Checks {
+		wantStatus(t, rep, c.Name, health.NotRun)
+	}
+	if !rep.Partial || !rep.NothingChecked() {
+		t.Fatalf("partial %v nothing %v, want both", rep.Partial, rep.NothingChecked())
+	}
+}
+
+func TestParseChecks(t *testing.T) {
+	got, err := health.ParseChecks("routes,links", "")
+	if err != nil || strings.Join(got, ",") != "links,routes" {
+		t.Fatalf("got %v %v", got, err)
+	}
+	got, err = health.ParseChecks("", "counters,baseline")
+	if err != nil || strings.Join(got, ",") != "links,ids,mtu-vl,routes,credit-loops" {
+		t.Fatalf("got %v %v", got, err)
+	}
+	if _, err := health.ParseChecks("link", ""); err == nil {
+		t.Fatal("unknown check accepted")
+	}
+}

@@ -2,7 +2,7 @@
 # Generated from the tool's options (internal/completion); do not edit.
 
 complete -c ibcheck -f
-complete -c ibcheck -l checks -x -d 'run only checks LIST (comma-separated: links, ids, mtu-vl, counters, routes, credit-loops, baseline)'
+complete -c ibcheck -l checks -x -d 'run only checks LIST (comma-separated: links, ids, mtu-vl, sm, counters, routes, credit-loops, baseline)'
 complete -c ibcheck -l skip -x -d 'run every check but LIST (comma-separated)'
 complete -c ibcheck -l baseline -r -F -d 'compare with the known-good fabric in ibnetdiscover cache FILE (the baseline check)'
 complete -c ibcheck -l load-cache -r -F -d 'check the fabric in ibnetdiscover cache FILE instead of discovering it (routes, credit loops and counters do not run)'

@@ -29,7 +29,7 @@ import (
 
 const examples = `ibcheck discovers the fabric once, runs every check and prints what it
    found, the worst first, with where (node, GUID, port, LID, DR path) and
-   the evidence. Checks: links, ids, mtu-vl, counters, routes,
+   the evidence. Checks: links, ids, mtu-vl, sm, counters, routes,
    credit-loops, baseline (only with --baseline).
 
 EXAMPLES:
@@ -190,6 +190,9 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes)", len(res.Fabric.Nodes)))
 		}
 		in.Querier = s.Querier(fab)
+		if s.Sim != "" && s.SimSM {
+			in.NoSMInfo = "the embedded simulator's SM (--sim-sm) is not a subnet manager: no port advertises IsSM or answers SMInfo"
+		}
 		in.Counters.Transport = fab
 		in.Counters.Timeout, in.Counters.Retries, in.Counters.Outstanding = s.Timeout, s.Retries, s.Outstanding
 	}

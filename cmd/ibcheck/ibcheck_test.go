@@ -164,7 +164,7 @@ func cases(t *testing.T) []struct {
 		status map[string]string
 	}{
 		{"clean fat tree", []string{"--sim", fabrics + "fattree2.net"}, exitcode.OK,
-			map[string]string{"links": "passed", "ids": "passed", "mtu-vl": "passed", "counters": "passed", "routes": "passed", "credit-loops": "passed", "baseline": "absent"}},
+			map[string]string{"links": "passed", "ids": "passed", "mtu-vl": "passed", "sm": "nothing-to-check", "counters": "passed", "routes": "passed", "credit-loops": "passed", "baseline": "absent"}},
 		{"credit loop on a min-hop ring", []string{"--sim", ring}, exitcode.Problem,
 			map[string]string{"credit-loops": "failed", "routes": "passed"}},
 		{"only credit loops", []string{"--sim", ring, "--checks", "credit-loops"}, exitcode.Problem,
@@ -172,7 +172,7 @@ func cases(t *testing.T) []struct {
 		{"skip credit loops", []string{"--sim", ring, "--skip", "credit-loops"}, exitcode.OK,
 			map[string]string{"credit-loops": "absent", "routes": "passed"}},
 		{"no SM: stuck ports", []string{"--sim", fabrics + "fattree2.net", "--sim-sm=false"}, exitcode.Problem,
-			map[string]string{"links": "failed", "routes": "nothing-to-check", "counters": "not-run"}},
+			map[string]string{"links": "failed", "sm": "failed", "routes": "nothing-to-check", "counters": "not-run"}},
 		{"no SM, nothing checkable", []string{"--sim", fabrics + "fattree2.net", "--sim-sm=false", "--checks", "routes,credit-loops,mtu-vl"}, exitcode.NothingChecked,
 			map[string]string{"routes": "nothing-to-check"}},
 		{"degraded link", []string{"--sim", fabrics + "dualhomed.net", "--checks", "links"}, exitcode.Problem,
@@ -184,7 +184,7 @@ func cases(t *testing.T) []struct {
 		{"counter errors beyond the threshold file's", []string{"--sim", counters, "--threshold-file", th10}, exitcode.Problem,
 			map[string]string{"counters": "failed", "links": "passed"}},
 		{"loaded cache: partial", []string{"--load-cache", good}, exitcode.Partial,
-			map[string]string{"links": "passed", "ids": "passed", "routes": "not-run", "counters": "not-run", "credit-loops": "not-run"}},
+			map[string]string{"links": "passed", "ids": "passed", "sm": "not-run", "routes": "not-run", "counters": "not-run", "credit-loops": "not-run"}},
 		{"loaded cache, routes only: nothing checked", []string{"--load-cache", good, "--checks", "routes"}, exitcode.NothingChecked,
 			map[string]string{"routes": "not-run"}},
 		{"baseline unchanged", []string{"--load-cache", good, "--baseline", good, "--checks", "baseline,ids"}, exitcode.OK,
@@ -261,7 +261,7 @@ func TestJSONSchema(t *testing.T) {
 			kinds[f.Check] = true
 		}
 	}
-	for _, c := range []string{"links", "counters", "credit-loops", "baseline"} {
+	for _, c := range []string{"links", "sm", "counters", "credit-loops", "baseline"} {
 		if !kinds[c] {
 			t.Errorf("no document had a finding of %s", c)
 		}

@@ -25,6 +25,7 @@ const (
 	CheckLinks       = "links"
 	CheckIDs         = "ids"
 	CheckMTUVL       = "mtu-vl"
+	CheckSM          = "sm"
 	CheckCounters    = "counters"
 	CheckRoutes      = "routes"
 	CheckCreditLoops = "credit-loops"
@@ -32,7 +33,7 @@ const (
 )
 
 // Checks lists every check, in the order they run.
-var Checks = []string{CheckLinks, CheckIDs, CheckMTUVL, CheckCounters, CheckRoutes, CheckCreditLoops, CheckBaseline}
+var Checks = []string{CheckLinks, CheckIDs, CheckMTUVL, CheckSM, CheckCounters, CheckRoutes, CheckCreditLoops, CheckBaseline}
 
 // ErrUnknownCheck: a check name that is not in Checks.
 var ErrUnknownCheck = errors.New("unknown check")
@@ -177,6 +178,10 @@ type Input struct {
 	Engine routing.Engine
 	// Name names a node (nil: its NodeDescription).
 	Name func(*model.Node) string
+	// NoSMInfo, when set, says why no SM can answer SMInfo (the embedded
+	// simulator's SM is not a subnet manager): the sm check then has
+	// nothing to check.
+	NoSMInfo string
 	// Workers bounds the switches whose tables are read at once (default 8).
 	Workers int
 }
@@ -261,6 +266,8 @@ func Run(ctx context.Context, in Input, checks []string) (*Report, error) {
 			fs = c.ids()
 		case CheckMTUVL:
 			fs = c.mtuVL(&cr)
+		case CheckSM:
+			fs, err = c.sm(ctx, &cr)
 		case CheckCounters:
 			fs, err = c.counters(ctx, &cr)
 		case CheckRoutes:

@@ -170,6 +170,26 @@ func TestCleanFabric(t *testing.T) {
 	}
 }
 
+// TestSMEmbedded: the embedded simulator's SM sets MasterSMLID but no
+// port advertises IsSM or answers SMInfo: as a fabric whose SM is gone
+// (no-sm), unless the caller says why no SMInfo can answer (nothing to
+// check, never passed).
+func TestSMEmbedded(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true)
+	rep := run(t, l.in, health.CheckSM)
+	wantStatus(t, rep, health.CheckSM, health.Failed)
+	if f := rep.Findings[0]; f.Kind != health.KindNoSM || len(f.Evidence) != 1 || !strings.Contains(f.Evidence[0], "name LID 1 as their SM's") {
+		t.Fatalf("finding %+v", f)
+	}
+	in := l.in
+	in.NoSMInfo = "the embedded SM answers no SMInfo"
+	rep = run(t, in, health.CheckSM)
+	wantStatus(t, rep, health.CheckSM, health.Nothing)
+	if rep.Partial {
+		t.Fatal("partial")
+	}
+}
+
 // TestCreditLoops: min-hop on a ring of five switches has a credit loop,
 // the five switch-to-switch channels one way round; a fat tree and a
 // chain have none.
@@ -202,8 +222,12 @@ func TestRoutes(t *testing.T) {
 // cannot run: never passed.
 func TestNoSM(t *testing.T) {
 	l := loadSim(t, fabrics+"fattree2.net", false)
-	rep := run(t, l.in, health.Checks[:6]...)
+	rep := run(t, l.in, health.CheckLinks, health.CheckIDs, health.CheckMTUVL, health.CheckSM, health.CheckCounters, health.CheckRoutes, health.CheckCreditLoops)
 	wantStatus(t, rep, health.CheckLinks, health.Failed)
+	wantStatus(t, rep, health.CheckSM, health.Failed)
+	if kinds(rep, health.CheckSM)[health.KindNoSM] != 1 {
+		t.Fatalf("sm kinds %v, want one no-sm", kinds(rep, health.CheckSM))
+	}
 	if kinds(rep, health.CheckLinks)[health.KindStuck] == 0 {
 		t.Fatalf("no stuck ports: %v", kinds(rep, health.CheckLinks))
 	}
@@ -318,7 +342,7 @@ func TestParseChecks(t *testing.T) {
 		t.Fatalf("got %v %v", got, err)
 	}
 	got, err = health.ParseChecks("", "counters,baseline")
-	if err != nil || strings.Join(got, ",") != "links,ids,mtu-vl,routes,credit-loops" {
+	if err != nil || strings.Join(got, ",") != "links,ids,mtu-vl,sm,routes,credit-loops" {
 		t.Fatalf("got %v %v", got, err)
 	}
 	if _, err := health.ParseChecks("link", ""); err == nil {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibfabric/ibdiag/internal/clitest"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+)
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+type fullDoc struct {
+	doc
+	Findings []struct {
+		Check, Kind, Severity, Message string
+		Evidence                       []string
+		Place                          struct {
+			Node     string
+			NodeGUID string `json:"node_guid"`
+			PortGUID string `json:"port_guid"`
+			LID      int
+		}
+	}
+}
+
+func ibsimCheck(t *testing.T, s *ibsimtest.Sim, host string, args ...string) (fullDoc, int, string) {
+	t.Helper()
+	out, stderr, code := runTool(t, append([]string{"--ibsim-sockname", s.SockName, "--sim-host", host, "--json"}, args...)...)
+	var d fullDoc
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("%v\n%s%s", err, out, stderr)
+	}
+	json.Unmarshal(out, &d.doc)
+	return d, code, string(out) + string(stderr)
+}
+
+// TestCreditLoopsOpenSM: on a 4x4 torus, OpenSM's min-hop routes have a
+// credit loop; its up/down routes (rooted at s00) are deadlock-free in
+// one VL by construction (no route turns from down to up), so the same
+// torus under updn has none. OpenSM's log says which engine routed.
+func TestCreditLoopsOpenSM(t *testing.T) {
+	ibsimtest.Require(t)
+	for _, tc := range []struct {
+		engine string
+		status string
+		code   int
+	}{{"minhop", "failed", exitcode.Problem}, {"updn", "passed", exitcode.OK}} {
+		t.Run(tc.engine, func(t *testing.T) {
+			s := ibsimtest.Start(t, abs(t, fabrics+"torus.net"))
+			roots := clitest.WriteFile(t, t.TempDir(), "roots", "0x0000000000300000\n")
+			log := s.StartOpenSM(t, "h00", "-R", tc.engine, "-a", roots)
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(b, []byte(tc.engine+" tables configured on all switches")) {
+				t.Fatalf("OpenSM did not route with %s:\n%s", tc.engine, b)
+			}
+			// updn routes are longer than min-hop by design: compare
+			// with its own hop counts
+			d, code, out := ibsimCheck(t, s, "h11", "--checks", "routes,credit-loops", "--routing-engine", tc.engine)
+			if code != tc.code || d.status("credit-loops") != tc.status || d.status("routes") != "passed" {
+				t.Fatalf("exit %d credit-loops %s routes %s, want %d %s passed\n%s", code, d.status("credit-loops"), d.status("routes"), tc.code, tc.status, out)
+			}
+		})
+	}
+}
+
+// TestSMOpenSM: one OpenSM on ibsim: the sm check finds it master, with
+// the GUID, priority and state sminfo (infiniband-diags) prints; without
+// an SM (no port advertises IsSM, no LIDs) the check fails with no-sm.
+func TestSMOpenSM(t *testing.T) {
+	ibsimtest.Require(t)
+	s := ibsimtest.Start(t, abs(t, fabrics+"fattree2.net"))
+	d, code, out := ibsimCheck(t, s, "H0", "--checks", "sm")
+	if code != exitcode.Problem || d.status("sm") != "failed" || len(d.Findings) != 1 || d.Findings[0].Kind != "no-sm" {
+		t.Fatalf("no SM: exit %d, sm %s\n%s", code, d.status("sm"), out)
+	}
+
+	s.StartOpenSM(t, "H3", "-p", "7")
+	d, code, out = ibsimCheck(t, s, "H0", "--checks", "sm")
+	if code != exitcode.OK || d.status("sm") != "passed" || len(d.Findings) != 1 || d.Findings[0].Kind != "sm" {
+		t.Fatalf("one OpenSM: exit %d, sm %s\n%s", code, d.status("sm"), out)
+	}
+	f := d.Findings[0]
+	// sminfo: "sminfo: sm lid 5 sm guid 0x..., activity count 123 priority 7 state 3 SMINFO_MASTER"
+	sm, stderr, scode := s.RunTool(t, "H0", "sminfo")
+	if scode != 0 {
+		t.Fatalf("sminfo: exit %d: %s", scode, stderr)
+	}
+	m := regexp.MustCompile(`sm lid (\d+) sm guid (0x[0-9a-f]+), activity count \d+ priority (\d+) state (\d+)`).FindStringSubmatch(string(sm))
+	if m == nil {
+		t.Fatalf("sminfo printed %q", sm)
+	}
+	lid, _ := strconv.Atoi(m[1])
+	guid, _ := strconv.ParseUint(m[2], 0, 64)
+	want := fmt.Sprintf("subnet manager 0x%016x: master, priority %s", guid, m[3])
+	if m[4] != "3" || f.Message != want || f.Place.LID != lid || f.Place.PortGUID != fmt.Sprintf("0x%016x", guid) {
+		t.Fatalf("finding %+v\nwant %q at LID %d; sminfo: %s", f, want, lid, sm)
+	}
+	if !strings.Contains(f.Place.Node, "H3") {
+		t.Errorf("the SM is placed on %q, want H3", f.Place.Node)
+	}
+}

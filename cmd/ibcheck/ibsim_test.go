@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"

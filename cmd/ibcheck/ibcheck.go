@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -24,6 +25,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/nodenamemap"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 )
 
@@ -190,6 +192,22 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes)", len(res.Fabric.Nodes)))
 		}
 		in.Querier = s.Querier(fab)
+		if slices.Contains(checks, health.CheckCreditLoops) {
+			// the SA gives the routes' SLs (asked only when the routes
+			// have a loop on one VL)
+			smLID, err := sa.MasterSMLID(c.Context, fab, s.Timeout)
+			if err == nil {
+				in.SA, err = sa.NewClient(fab, smLID)
+			}
+			if err != nil {
+				in.SAWhy = err.Error()
+			} else {
+				if s.Timeout > 0 {
+					in.SA.Timeout = s.Timeout
+				}
+				in.SA.Retries = s.Retries
+			}
+		}
 		if s.Sim != "" && s.SimSM {
 			in.NoSMInfo = "the embedded simulator's SM (--sim-sm) is not a subnet manager: no port advertises IsSM or answers SMInfo"
 		}

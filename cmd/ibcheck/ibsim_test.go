@@ -53,14 +53,24 @@ func ibsimCheck(t *testing.T, s *ibsimtest.Sim, host string, args ...string) (fu
 // TestCreditLoopsOpenSM: on a 4x4 torus, OpenSM's min-hop routes have a
 // credit loop; its up/down routes (rooted at s00) are deadlock-free in
 // one VL by construction (no route turns from down to up), so the same
-// torus under updn has none. OpenSM's log says which engine routed.
+// torus under updn has none; LASH and DFSSSP route with loops in the
+// forwarding tables that their SLs (from the SA's PathRecords) and the
+// SLtoVL tables put on different VLs: none per VL. OpenSM's log says which
+// engine routed.
 func TestCreditLoopsOpenSM(t *testing.T) {
 	ibsimtest.Require(t)
 	for _, tc := range []struct {
 		engine string
 		status string
 		code   int
-	}{{"minhop", "failed", exitcode.Problem}, {"updn", "passed", exitcode.OK}} {
+		// the kind of information the passed check adds ("" none)
+		info string
+	}{
+		{"minhop", "failed", exitcode.Problem, ""},
+		{"updn", "passed", exitcode.OK, ""},
+		{"lash", "passed", exitcode.OK, "credit-loop-broken-by-vls"},
+		{"dfsssp", "passed", exitcode.OK, "credit-loop-broken-by-vls"},
+	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			s := ibsimtest.Start(t, abs(t, fabrics+"torus.net"))
 			roots := clitest.WriteFile(t, t.TempDir(), "roots", "0x0000000000300000\n")
@@ -77,6 +87,15 @@ func TestCreditLoopsOpenSM(t *testing.T) {
 			d, code, out := ibsimCheck(t, s, "h11", "--checks", "routes,credit-loops", "--routing-engine", tc.engine)
 			if code != tc.code || d.status("credit-loops") != tc.status || d.status("routes") != "passed" {
 				t.Fatalf("exit %d credit-loops %s routes %s, want %d %s passed\n%s", code, d.status("credit-loops"), d.status("routes"), tc.code, tc.status, out)
+			}
+			info := ""
+			for _, f := range d.Findings {
+				if f.Check == "credit-loops" && f.Severity == "info" {
+					info = f.Kind
+				}
+			}
+			if info != tc.info {
+				t.Fatalf("information %q, want %q\n%s", info, tc.info, out)
 			}
 		})
 	}

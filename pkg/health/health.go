@@ -17,6 +17,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/topology"
 )
 
@@ -178,6 +179,11 @@ type Input struct {
 	Engine routing.Engine
 	// Name names a node (nil: its NodeDescription).
 	Name func(*model.Node) string
+	// SA answers the PathRecords whose SLs the credit-loops check needs
+	// to follow routes on their VLs (nil: every route is taken to use one
+	// VL; SAWhy says why there is none).
+	SA    *sa.Client
+	SAWhy string
 	// NoSMInfo, when set, says why no SM can answer SMInfo (the embedded
 	// simulator's SM is not a subnet manager): the sm check then has
 	// nothing to check.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/health"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
@@ -197,8 +198,24 @@ func TestCreditLoops(t *testing.T) {
 	rep := run(t, loadSim(t, ring5, true).in, health.CheckCreditLoops)
 	wantStatus(t, rep, health.CheckCreditLoops, health.Failed)
 	f := rep.Findings[0]
-	if f.Kind != health.KindCreditLoop || f.Severity != health.Critical || len(f.Evidence) != 5 {
-		t.Fatalf("finding %+v, want one credit loop of 5 channels", f)
+	if f.Kind != health.KindCreditLoop || f.Severity != health.Critical || len(f.Evidence) != 6 || !strings.Contains(f.Evidence[5], "one VL") {
+		t.Fatalf("finding %+v, want one credit loop of 5 channels, on one VL", f)
+	}
+	// with the embedded SA: every PathRecord has SL 0, every SLtoVL
+	// table maps SL 0 to VL 0: the loop is on VL 0
+	l := loadSim(t, ring5, true)
+	ctx := context.Background()
+	smLID, err := sa.MasterSMLID(ctx, l.in.Counters.Transport, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.in.SA, err = sa.NewClient(l.in.Counters.Transport, smLID); err != nil {
+		t.Fatal(err)
+	}
+	rep = run(t, l.in, health.CheckCreditLoops)
+	wantStatus(t, rep, health.CheckCreditLoops, health.Failed)
+	if f := rep.Findings[0]; !strings.Contains(f.Message, "on its VLs") || !strings.Contains(f.Message, "] VL0 -> ") || !strings.Contains(f.Evidence[0], "on SL 0") {
+		t.Fatalf("finding %+v, want a loop on VL 0", f)
 	}
 	for _, spec := range []string{"fattree2.net", "chain10.net"} {
 		rep := run(t, loadSim(t, fabrics+spec, true).in, health.CheckCreditLoops)

@@ -234,7 +234,7 @@ func TestCreditLoopText(t *testing.T) {
 	ring := clitest.WriteFile(t, t.TempDir(), "ring5.net", ring5)
 	out, _, _ := runTool(t, "--sim", ring)
 	first := strings.SplitN(string(out), "\n", 2)[0]
-	if !strings.HasPrefix(first, "CRITICAL credit-loops/credit-loop: credit loop of 5 channels: ") {
+	if !strings.HasPrefix(first, "CRITICAL credit-loops/credit-loop: credit loop of 5 channels on its VLs: ") {
 		t.Fatalf("first line %q", first)
 	}
 	if !strings.Contains(string(out), "    at switch \"r") || !strings.Contains(string(out), " DR 0,") {

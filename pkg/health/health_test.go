@@ -366,3 +366,48 @@ func TestParseChecks(t *testing.T) {
 		t.Fatal("unknown check accepted")
 	}
 }
+
+// TestLinkStates: one end of a link Down (or Polling) while the other is
+// up, and a port left in Armed, as a port's PortInfo would read them
+// (the simulators keep both ends of a link in one state, so the fault is
+// put in the discovered PortInfo).
+func TestLinkStates(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true)
+	wantStatus(t, run(t, l.in, health.CheckLinks), health.CheckLinks, health.Passed)
+	h := l.in.Result.Fabric.CAs()
+	h[0].Ports[1].Info.PortState = smp.PortStateDown
+	h[0].Ports[1].Info.PortPhysicalState = smp.PhysPolling
+	h[1].Ports[1].Info.PortState = smp.PortStateArmed
+	rep := run(t, l.in, health.CheckLinks)
+	wantStatus(t, rep, health.CheckLinks, health.Failed)
+	k := kinds(rep, health.CheckLinks)
+	if k[health.KindStateMismatch] != 1 || k[health.KindStuck] != 1 {
+		t.Fatalf("kinds %v, want one state-mismatch and one stuck", k)
+	}
+	for _, f := range rep.Findings {
+		if f.Kind == health.KindStateMismatch && (f.Peer == nil || f.Evidence[0] != "PortState Down, PhysicalState Polling here, PortState Active, PhysicalState LinkUp at the peer") {
+			t.Errorf("state-mismatch %+v", f)
+		}
+	}
+}
+
+// TestIDsLIDs: an active port without a LID, a CA port with another LMC
+// than the rest, and a base LID not aligned to its LMC.
+func TestIDsLIDs(t *testing.T) {
+	l := loadSim(t, fabrics+"fattree2.net", true)
+	h := l.in.Result.Fabric.CAs()
+	h[0].Ports[1].Info.LID = 0
+	rep := run(t, l.in, health.CheckIDs)
+	if k := kinds(rep, health.CheckIDs); k[health.KindNoLID] != 1 || len(k) != 1 {
+		t.Fatalf("kinds %v, want one lid-0", k)
+	}
+	l = loadSim(t, fabrics+"fattree2.net", true)
+	h = l.in.Result.Fabric.CAs()
+	h[2].Ports[1].Info.LMC = 1 // on an odd LID: not aligned, and overlapping the next
+	h[2].Ports[1].Info.LID |= 1
+	rep = run(t, l.in, health.CheckIDs)
+	k := kinds(rep, health.CheckIDs)
+	if k[health.KindLMC] != 2 {
+		t.Fatalf("kinds %v, want two lmc (alignment, disagreement)", k)
+	}
+}

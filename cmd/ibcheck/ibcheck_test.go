@@ -183,6 +183,8 @@ func cases(t *testing.T) []struct {
 			map[string]string{"counters": "passed"}},
 		{"counter errors beyond the threshold file's", []string{"--sim", counters, "--threshold-file", th10}, exitcode.Problem,
 			map[string]string{"counters": "failed", "links": "passed"}},
+		{"part of the fabric unreachable", []string{"--sim", fabrics + "faults.net", "--checks", "links,counters"}, exitcode.Partial,
+			map[string]string{"links": "incomplete", "counters": "incomplete"}},
 		{"loaded cache: partial", []string{"--load-cache", good}, exitcode.Partial,
 			map[string]string{"links": "passed", "ids": "passed", "sm": "not-run", "routes": "not-run", "counters": "not-run", "credit-loops": "not-run"}},
 		{"loaded cache, routes only: nothing checked", []string{"--load-cache", good, "--checks", "routes"}, exitcode.NothingChecked,

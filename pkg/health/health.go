@@ -254,6 +254,23 @@ func Run(ctx context.Context, in Input, checks []string) (*Report, error) {
 		in.Workers = 8
 	}
 	c := &checker{in: in, f: in.Result.Fabric, rep: &Report{Partial: in.Result.Partial()}}
+	// what discovery missed, no check looked at
+	var missed []string
+	for i, e := range in.Result.Errors {
+		if i == 5 {
+			missed = append(missed, fmt.Sprintf("... %d more SMPs failed in discovery", len(in.Result.Errors)-5))
+			break
+		}
+		missed = append(missed, "not discovered: "+e.Error())
+	}
+	if in.Result.Err != nil {
+		missed = append(missed, "discovery stopped early: "+in.Result.Err.Error())
+	}
+	for _, p := range in.Result.Problems {
+		if p.Incomplete() {
+			missed = append(missed, "not discovered: "+p.String())
+		}
+	}
 	var smps0 int64
 	if in.Querier != nil {
 		smps0 = in.Querier.SMPs()
@@ -295,6 +312,9 @@ func Run(ctx context.Context, in Input, checks []string) (*Report, error) {
 			}
 		}
 		cr.Findings = len(fs)
+		if cr.Status == "" || cr.Status == Incomplete {
+			cr.Where = append(cr.Where, missed...)
+		}
 		if cr.Status == "" {
 			switch {
 			case cr.Problems > 0:

@@ -183,6 +183,8 @@ func cases(t *testing.T) []struct {
 			map[string]string{"counters": "passed"}},
 		{"counter errors beyond the threshold file's", []string{"--sim", counters, "--threshold-file", th10}, exitcode.Problem,
 			map[string]string{"counters": "failed", "links": "passed"}},
+		{"overlapping LIDs (a topology file's)", []string{"--sim", fabrics + "overlap.topo", "--sim-sm=false", "--checks", "ids"}, exitcode.Problem,
+			map[string]string{"ids": "failed"}},
 		{"part of the fabric unreachable", []string{"--sim", fabrics + "faults.net", "--checks", "links,counters"}, exitcode.Partial,
 			map[string]string{"links": "incomplete", "counters": "incomplete"}},
 		{"loaded cache: partial", []string{"--load-cache", good}, exitcode.Partial,
@@ -261,9 +263,10 @@ func TestJSONSchema(t *testing.T) {
 		json.Unmarshal(out, &d)
 		for _, f := range d.Findings {
 			kinds[f.Check] = true
+			kinds[f.Check+"/"+f.Kind] = true
 		}
 	}
-	for _, c := range []string{"links", "sm", "counters", "credit-loops", "baseline"} {
+	for _, c := range []string{"links", "ids/duplicate-lid", "sm", "counters", "credit-loops", "baseline"} {
 		if !kinds[c] {
 			t.Errorf("no document had a finding of %s", c)
 		}

@@ -113,6 +113,9 @@ func (c *checker) ids() []Finding {
 		case discover.ProblemDuplicateGUID:
 			kind = KindDuplicateGUID
 		case discover.ProblemContradiction:
+			if strings.Contains(p.Msg, "already belongs to port") {
+				continue // a LID overlap (model.Fabric.RegisterPort): duplicate-lid below says it with both ports
+			}
 			kind = KindContradiction
 		default:
 			continue

@@ -147,6 +147,10 @@ func (c *checker) judgeSM(got []SMAnswer, asked int) []Finding {
 		f := Finding{Kind: KindNoSM, Severity: Critical, Place: c.nodePlace(c.f.From),
 			Message: "no subnet manager: no port advertises one (IsSM in PortInfo's CapabilityMask)"}
 		for _, l := range lids {
+			if l == 0 {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%d ports name no SM (MasterSMLID 0)", len(named[l])))
+				continue
+			}
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%d ports name LID %d as their SM's (MasterSMLID)", len(named[l]), l))
 		}
 		if c.f.From == nil {

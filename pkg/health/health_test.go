@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/health"
+	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -409,5 +411,45 @@ func TestIDsLIDs(t *testing.T) {
 	k := kinds(rep, health.CheckIDs)
 	if k[health.KindLMC] != 2 {
 		t.Fatalf("kinds %v, want two lmc (alignment, disagreement)", k)
+	}
+}
+
+// TestLinksSpeed: mixed.net's links run EDR, FDR10 (Mellanox
+// ExtendedPortInfo) and HDR as both ends allow (clean); an EDR link run
+// at FDR and an FDR10 link run at QDR (the ExtendedPortInfo's FDR10 bit
+// cleared on both ends) are below what both ends are enabled for.
+func TestLinksSpeed(t *testing.T) {
+	l := loadSim(t, fabrics+"mixed.net", true)
+	wantStatus(t, run(t, l.in, health.CheckLinks), health.CheckLinks, health.Passed)
+	f := l.in.Result.Fabric
+	link := func(desc string) (*model.PhysPort, *model.PhysPort) {
+		for _, n := range f.CAs() {
+			if strings.HasPrefix(n.Description(), desc) {
+				p := n.Ports[1]
+				return p, p.Remote
+			}
+		}
+		t.Fatalf("no CA %q", desc)
+		return nil, nil
+	}
+	a, b := link("hostA")
+	a.Info.LinkSpeedExtActive, b.Info.LinkSpeedExtActive = smp.ExtSpeedFDR, smp.ExtSpeedFDR
+	c, d := link("hostC")
+	if !c.FDR10() || !d.FDR10() {
+		t.Fatal("hostC's link does not run FDR10")
+	}
+	c.ExtInfo[15] &^= smp.MlnxSpeedFDR10
+	d.ExtInfo[15] &^= smp.MlnxSpeedFDR10
+	rep := run(t, l.in, health.CheckLinks)
+	var msgs []string
+	for _, f := range rep.Findings {
+		if f.Kind == health.KindSpeed {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	want := []string{"link runs FDR, both ends are enabled for EDR (degraded link)", "link runs QDR, both ends are enabled for FDR10 (degraded link)"}
+	slices.Sort(msgs)
+	if !slices.Equal(msgs, want) {
+		t.Fatalf("speed findings %q, want %q", msgs, want)
 	}
 }

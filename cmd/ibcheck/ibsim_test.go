@@ -34,6 +34,7 @@ type fullDoc struct {
 			Node     string
 			NodeGUID string `json:"node_guid"`
 			PortGUID string `json:"port_guid"`
+			Port     *int
 			LID      int
 		}
 	}
@@ -135,5 +136,54 @@ func TestSMOpenSM(t *testing.T) {
 	}
 	if !strings.Contains(f.Place.Node, "H3") {
 		t.Errorf("the SM is placed on %q, want H3", f.Place.Node)
+	}
+}
+
+// TestCountersIBQueryErrors: with counters injected through ibsim's
+// console (PerformanceSet) and a live OpenSM, the counters check flags
+// exactly the ports ibqueryerrors (infiniband-diags) lists, with the
+// counters it names; under a threshold file, for both.
+func TestCountersIBQueryErrors(t *testing.T) {
+	ibsimtest.Require(t)
+	s := ibsimtest.Start(t, abs(t, fabrics+"fattree2.net"), ibsimtest.WithConsole())
+	s.StartOpenSM(t, "H0")
+	for _, c := range []string{
+		`PerformanceSet "L0"[5] PortCounters.SymbolErrorCounter=12`,
+		`PerformanceSet "S1"[2] PortCounters.LinkDownedCounter=2`,
+		`PerformanceSet "H5"[1] PortCounters.PortRcvErrors=7`,
+		`PerformanceSet "H9"[1] PortCounters.LinkErrorRecoveryCounter=3`,
+	} {
+		if out := s.Console(t, c); !strings.Contains(out, "has been set") {
+			t.Fatalf("%s: %s", c, out)
+		}
+	}
+	th := clitest.WriteFile(t, t.TempDir(), "th", "SymbolErrorCounter=20\nPortRcvErrors=6\n")
+	line := regexp.MustCompile(`GUID (0x[0-9a-f]+) port (\d+): (.*)`)
+	for _, args := range [][]string{nil, {"--threshold-file", th}} {
+		theirs, terr, _ := s.RunTool(t, "H0", "ibqueryerrors", args...)
+		want := map[string]bool{}
+		for _, m := range line.FindAllStringSubmatch(string(theirs), -1) {
+			g, _ := strconv.ParseUint(m[1], 0, 64)
+			for _, c := range regexp.MustCompile(`\[(\w+) ==`).FindAllStringSubmatch(m[3], -1) {
+				want[fmt.Sprintf("0x%016x port %s %s", g, m[2], c[1])] = true
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("ibqueryerrors %v listed nothing:\n%s%s", args, theirs, terr)
+		}
+		d, code, out := ibsimCheck(t, s, "H0", append([]string{"--checks", "counters"}, args...)...)
+		if code != exitcode.Problem {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		got := map[string]bool{}
+		for _, f := range d.Findings {
+			for _, e := range f.Evidence {
+				name, _, _ := strings.Cut(e, " ")
+				got[fmt.Sprintf("%s port %d %s", f.Place.PortGUID, *f.Place.Port, name)] = true
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("threshold %v: ibcheck flags %v, ibqueryerrors %v\n%s\n%s", args, got, want, theirs, out)
+		}
 	}
 }

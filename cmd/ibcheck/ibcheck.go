@@ -259,6 +259,14 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// plural is "1 finding", "2 findings".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
 func without(list []string, s string) []string {
 	var out []string
 	for _, x := range list {
@@ -432,7 +440,7 @@ func writeText(w io.Writer, paint termout.Painter, rep *health.Report, res *disc
 		}
 		fmt.Fprintf(b, "  %-13s %s", c.Name, st)
 		if c.Findings > 0 {
-			fmt.Fprintf(b, " (%d problems, %d findings)", c.Problems, c.Findings)
+			fmt.Fprintf(b, " (%s, %s)", plural(c.Problems, "problem"), plural(c.Findings, "finding"))
 		}
 		if c.Reason != "" {
 			fmt.Fprintf(b, ": %s", c.Reason)

@@ -20,7 +20,7 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 FUZZTIME ?= 60s
-CMDS     := ibdiscover ibhops ibavtrack
+CMDS     := ibdiscover ibhops ibavtrack ibcheck
 DEMO     ?= testdata/fabrics/demo.net
 # Where the tools build besides linux/amd64: --sim, --load-cache, --diff
 # and every renderer work there; the kernel umad transport and --ibsim

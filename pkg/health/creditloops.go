@@ -1,0 +1,333 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/sa"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// creditLoops: a cycle in the channel dependency graph of the unicast
+// routes as the switches' forwarding tables program them. A channel is a
+// switch's output port with a link to another switch (on one VL); a
+// route that leaves switch A by channel a and then switch B by channel b
+// makes b a dependency of a. The routes are those of the data traffic:
+// from every CA port to every LID of every CA port.
+//
+// First every route is taken to use one VL. Without a cycle there, there
+// is none on any VL. With one, and an SA to ask (Input.SA), each route's
+// SL comes from the SA's PathRecord and its VL at every hop from the
+// switches' SLtoVLMappingTables, and the graph is built again on (port,
+// VL) channels: a cycle there is a credit loop; none means the VLs break
+// every loop of the single-VL graph (as LASH's and DFSSSP's do).
+func (c *checker) creditLoops(ctx context.Context, cr *CheckResult) ([]Finding, error) {
+	if err := c.readTables(ctx); err != nil {
+		return nil, err
+	}
+	if !c.tablesStatus(cr) {
+		return nil, nil
+	}
+	g := newCDG()
+	c.singleVL(g)
+	cycle := g.cycle()
+	if cycle == nil {
+		return nil, nil
+	}
+	if c.in.SA == nil {
+		why := c.in.SAWhy
+		if why == "" {
+			why = "no SA to ask"
+		}
+		f := c.loopFinding(g, cycle, "")
+		f.Evidence = append(f.Evidence, "every route taken to use one VL: the SLs could not be asked ("+why+")")
+		return []Finding{f}, nil
+	}
+	v := newCDG()
+	incomplete, err := c.perVL(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	cr.Where = append(cr.Where, incomplete...)
+	if vc := v.cycle(); vc != nil {
+		return []Finding{c.loopFinding(v, vc, " on its VLs")}, nil
+	}
+	f := c.loopFinding(g, cycle, "")
+	f.Severity, f.Kind = Info, KindCreditLoopVL
+	f.Message = "the routes' VLs break every credit loop of the forwarding tables, e.g. " + strings.TrimPrefix(f.Message, "credit loop of ")
+	return []Finding{f}, nil
+}
+
+// KindCreditLoopVL: a cycle of the single-VL dependency graph that the
+// routes' SLs and the SLtoVL tables break (information).
+const KindCreditLoopVL = "credit-loop-broken-by-vls"
+
+func (c *checker) loopFinding(g *cdg, cycle []chanKey, where string) Finding {
+	var hops []string
+	for _, ch := range cycle {
+		hops = append(hops, c.chanText(ch))
+	}
+	hops = append(hops, hops[0])
+	var ev []string
+	for i, ch := range cycle {
+		next := cycle[(i+1)%len(cycle)]
+		ev = append(ev, fmt.Sprintf("%s -> %s: %s", c.chanText(ch), c.chanText(next), g.why[edge{g.id[ch], g.id[next]}]))
+	}
+	return Finding{Kind: KindCreditLoop, Severity: Critical, Place: c.portPlace(cycle[0].pp),
+		Message:  fmt.Sprintf("credit loop of %d channels%s: %s", len(cycle), where, strings.Join(hops, " -> ")),
+		Evidence: ev}
+}
+
+func (c *checker) chanText(ch chanKey) string {
+	s := fmt.Sprintf("%q[%d]", c.name(ch.pp.Node), ch.pp.Num)
+	if ch.vl >= 0 {
+		s += fmt.Sprintf(" VL%d", ch.vl)
+	}
+	return s
+}
+
+// chanKey is a channel: an output port, on one VL (-1: every VL).
+type chanKey struct {
+	pp *model.PhysPort
+	vl int
+}
+
+type edge struct{ from, to int }
+
+// cdg is a channel dependency graph.
+type cdg struct {
+	ch  []chanKey
+	id  map[chanKey]int
+	out [][]int
+	why map[edge]string // the route that makes the dependency
+}
+
+func newCDG() *cdg { return &cdg{id: map[chanKey]int{}, why: map[edge]string{}} }
+
+func (g *cdg) channel(k chanKey) int {
+	if i, ok := g.id[k]; ok {
+		return i
+	}
+	g.id[k] = len(g.ch)
+	g.ch = append(g.ch, k)
+	g.out = append(g.out, nil)
+	return len(g.ch) - 1
+}
+
+func (g *cdg) add(from, to int, why func() string) {
+	e := edge{from, to}
+	if _, ok := g.why[e]; !ok {
+		g.why[e] = why()
+		g.out[from] = append(g.out[from], to)
+	}
+}
+
+// caPorts lists the CA ports with a link to a switch (the sources) and
+// every LID of every CA port (the destinations).
+func (c *checker) caPorts() (srcs []*model.PhysPort, dests []uint16) {
+	for _, n := range c.f.Nodes {
+		if n.IsSwitch() {
+			continue
+		}
+		for _, pp := range n.Ports {
+			if pp == nil || !pp.HasInfo {
+				continue
+			}
+			if r := pp.Remote; r != nil && r.Node.IsSwitch() {
+				srcs = append(srcs, pp)
+			}
+			if lo := pp.BaseLID(); lo != 0 {
+				for l := uint32(lo); l < uint32(lo)+1<<pp.LMC() && l <= 0xBFFF; l++ {
+					dests = append(dests, uint16(l))
+				}
+			}
+		}
+	}
+	return srcs, dests
+}
+
+// next is the switch-to-switch channel sw forwards dlid on, nil if the
+// route leaves the switches there (to a CA, nowhere).
+func (c *checker) next(sw *model.Node, dlid uint16) *model.PhysPort {
+	port := c.tabs.Port(sw, dlid)
+	if port == 0 || int(port) > sw.NumPorts() {
+		return nil
+	}
+	out := sw.Port(int(port))
+	if out == nil || out.Remote == nil || !out.Remote.Node.IsSwitch() {
+		return nil
+	}
+	return out
+}
+
+// singleVL builds the graph of every route on one VL: for each
+// destination LID, the routes from every CA's switch, followed through
+// the tables; a switch already passed for that LID has its dependencies
+// in the graph already.
+func (c *checker) singleVL(g *cdg) {
+	srcs, dests := c.caPorts()
+	for _, dlid := range dests {
+		seen := map[*model.Node]bool{}
+		why := func() string { return fmt.Sprintf("routes to LID %d", dlid) }
+		for _, src := range srcs {
+			sw := src.Remote.Node
+			prev := -1
+			for sw != nil {
+				out := c.next(sw, dlid)
+				if out == nil {
+					break
+				}
+				ch := g.channel(chanKey{out, -1})
+				if prev >= 0 {
+					g.add(prev, ch, why)
+				}
+				if seen[sw] {
+					break // its dependencies onwards are in the graph
+				}
+				seen[sw] = true
+				prev = ch
+				sw = out.Remote.Node
+			}
+		}
+	}
+}
+
+// perVL builds the graph on (port, VL) channels: every CA-to-CA route
+// with the SL of the SA's PathRecord and the VL of each switch's
+// SLtoVLMappingTable for its input and output port. It returns what it
+// could not look at.
+func (c *checker) perVL(ctx context.Context, g *cdg) ([]string, error) {
+	srcs, dests := c.caPorts()
+	type sl2vlKey struct {
+		sw      *model.Node
+		in, out uint8
+	}
+	tables := map[sl2vlKey]*smp.SLtoVLMappingTable{}
+	var where []string
+	failed := map[string]bool{}
+	note := func(s string) {
+		if !failed[s] {
+			failed[s] = true
+			where = append(where, s)
+		}
+	}
+	for _, src := range srcs {
+		slid := src.BaseLID()
+		if slid == 0 {
+			continue
+		}
+		for _, dlid := range dests {
+			if err := ctx.Err(); err != nil {
+				return where, err
+			}
+			if dlid >= slid && dlid < slid+uint16(1)<<src.LMC() {
+				continue // to itself
+			}
+			pr, err := pathav.QueryPathRecord(ctx, c.in.SA, slid, dlid)
+			if err != nil {
+				if errors.Is(err, sa.ErrNoRecords) {
+					continue // the SA knows no path: the route check says why
+				}
+				if ctx.Err() != nil {
+					return where, ctx.Err()
+				}
+				note(fmt.Sprintf("PathRecord LID %d -> LID %d: %v", slid, dlid, err))
+				continue
+			}
+			c.rep.MADs++
+			sl := pr.SL
+			sw, in := src.Remote.Node, src.Remote.Num
+			prev := -1
+			for hops := 0; sw != nil && hops < 64; hops++ {
+				port := c.tabs.Port(sw, dlid)
+				if port == 0 || int(port) > sw.NumPorts() {
+					break
+				}
+				out := sw.Port(int(port))
+				if out == nil || out.Remote == nil {
+					break
+				}
+				k := sl2vlKey{sw, in, port}
+				t, ok := tables[k]
+				if !ok {
+					var buf [smp.DataSize]byte
+					if err := c.in.Querier.Get(ctx, sw.Path, smp.AttrSLtoVLMappingTable, smp.SL2VLModifier(in, port), buf[:]); err != nil {
+						if ctx.Err() != nil {
+							return where, ctx.Err()
+						}
+						note(fmt.Sprintf("SLtoVLMappingTable of switch %q ports %d to %d: %v", c.name(sw), in, port, err))
+					} else {
+						t = new(smp.SLtoVLMappingTable)
+						t.UnmarshalBinary(buf[:])
+					}
+					tables[k] = t
+				}
+				if t == nil || !out.Remote.Node.IsSwitch() {
+					break
+				}
+				vl := t[sl]
+				if vl == smp.VLDrop {
+					break
+				}
+				ch := g.channel(chanKey{out, int(vl)})
+				if prev >= 0 {
+					g.add(prev, ch, func() string { return fmt.Sprintf("route LID %d -> LID %d on SL %d", slid, dlid, sl) })
+				}
+				prev = ch
+				sw, in = out.Remote.Node, out.Remote.Num
+			}
+		}
+	}
+	return where, nil
+}
+
+// cycle returns one cycle of g (the channels in dependency order), nil
+// when g is acyclic. Iterative depth-first search.
+func (g *cdg) cycle() []chanKey {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]uint8, len(g.ch))
+	parent := make([]int, len(g.ch))
+	next := make([]int, len(g.ch))
+	for s := range g.ch {
+		if color[s] != white {
+			continue
+		}
+		stack := []int{s}
+		color[s], parent[s] = grey, -1
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			if next[v] < len(g.out[v]) {
+				w := g.out[v][next[v]]
+				next[v]++
+				switch color[w] {
+				case white:
+					color[w], parent[w] = grey, v
+					stack = append(stack, w)
+				case grey:
+					// w .. v is on the stack: the cycle
+					var cyc []chanKey
+					for u := v; u != w; u = parent[u] {
+						cyc = append(cyc, g.ch[u])
+					}
+					cyc = append(cyc, g.ch[w])
+					for i, j := 0, len(cyc)-1; i < j; i, j = i+1, j-1 {
+						cyc[i], cyc[j] = cyc[j], cyc[i]
+					}
+					return cyc
+				}
+				continue
+			}
+			color[v] = black
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return nil
+}

@@ -63,7 +63,7 @@ cross:
 	@set -e; for t in $(CROSS); do \
 		echo "GOOS=$${t%/*} GOARCH=$${t#*/}: go build, go vet"; \
 		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build ./...; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} $(BUILDENV) $(GO) build $(BUILDFLAGS) -o /dev/null ./cmd/ibdiscover ./cmd/ibhops ./cmd/ibavtrack; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(BUILDENV) $(GO) build $(BUILDFLAGS) -o /dev/null ./cmd/...; \
 		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
 	done
 

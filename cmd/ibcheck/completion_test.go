@@ -6,6 +6,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/completion"
 	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/testkit/completiontest"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
@@ -21,5 +22,5 @@ func TestCompletion(t *testing.T) {
 		colors = append(colors, string(m))
 	}
 	choices := map[string]completion.Choices{"routing-engine": {Words: engines}, "color": {Words: colors}}
-	completion.Check(t, "../../completions", newApp(nil, nil), completion.None, choices, cliapp.VersionFlag(), cliapp.ColorFlag())
+	completiontest.Check(t, "../../completions", newApp(nil, nil), completion.None, choices, cliapp.VersionFlag(), cliapp.ColorFlag())
 }

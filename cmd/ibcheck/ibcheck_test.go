@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/jsonschema"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 	"github.com/ibfabric/ibdiag/pkg/sim"

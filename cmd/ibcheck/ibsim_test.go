@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -11,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/clitest"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 func abs(t *testing.T, p string) string {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
-	"github.com/ibfabric/ibdiag/internal/manpage"
+	"github.com/ibfabric/ibdiag/internal/testkit/manpage"
 )
 
 // Every flag of the app, and every alias, is documented in man/ibcheck.8,

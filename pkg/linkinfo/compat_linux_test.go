@@ -174,13 +174,34 @@ func render(t *testing.T, f *model.Fabric, o linkinfo.Options) string {
 	return b.String()
 }
 
+// libibnetdiscCrashes are the net files whose chassis libibnetdisc 44
+// cannot group: every iblinkinfo run dies in chassis.c (double free), so
+// there is nothing to compare (ibdiscover warns on them, see
+// pkg/topology).
+var libibnetdiscCrashes = map[string]bool{"chassis-fail.net": true, "chassis-vrouter.net": true}
+
+// knownDiffs are the comparisons that differ, by net file and variant,
+// with the reason: they are logged, and fail the test once they match.
+var knownDiffs = map[[2]string]string{
+	{"chassis-voltaire.net", "-D0,1"}: "iblinkinfo's partial scan from a switch outside the chassis cannot group its neighbours' chassis and shows no external port numbers for them",
+}
+
+// crashed reports whether iblinkinfo died of a signal (libibnetdisc's
+// chassis grouping frees twice on some chassis fabrics, also in the
+// partial scans of -D).
+func crashed(code int) bool { return code < 0 }
+
 // compare runs every variant with iblinkinfo (attached at the net
 // file's first node) and with Render on f, the fabric discovered there.
-func compare(t *testing.T, sim *ibsimtest.Sim, stage string, f *model.Fabric, vs []variant, extra ...string) {
+func compare(t *testing.T, sim *ibsimtest.Sim, file, stage string, f *model.Fabric, vs []variant, extra ...string) {
 	t.Helper()
 	for _, v := range vs {
 		args := append(append([]string{}, extra...), v.args...)
 		theirs, terr, code := sim.RunTool(t, "", "iblinkinfo", args...)
+		if crashed(code) && v.opts.ByPath {
+			t.Logf("%s %s: iblinkinfo's partial scan crashed, nothing to compare: %s", stage, v.name, terr)
+			continue
+		}
 		if code != 0 {
 			t.Errorf("%s %s: iblinkinfo exit %d: %s", stage, v.name, code, terr)
 			continue
@@ -192,9 +213,30 @@ func compare(t *testing.T, sim *ibsimtest.Sim, stage string, f *model.Fabric, vs
 			}
 			continue
 		}
-		if ours != string(theirs) {
+		why, known := knownDiffs[[2]string{filepath.Base(file), v.name}]
+		switch {
+		case known && ours == string(theirs):
+			t.Errorf("%s %s: now identical with iblinkinfo: drop it from knownDiffs", stage, v.name)
+		case known:
+			t.Logf("%s %s: known difference (%s):\n%s", stage, v.name, why, golden.LineDiff(string(theirs), ours))
+		case ours != string(theirs):
 			t.Errorf("%s %s: differs from iblinkinfo %s:\n%s", stage, v.name, strings.Join(args, " "), golden.LineDiff(string(theirs), ours))
 		}
+	}
+}
+
+// TestIBLinkInfoRejectsR: iblinkinfo 44 has a case for -R in its source
+// but not in its option table, so it rejects -R (the drop-in must too).
+func TestIBLinkInfoRejectsR(t *testing.T) {
+	ibsimtest.Require(t)
+	file, err := filepath.Abs("../../testdata/fabrics/loop.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := ibsimtest.Start(t, file)
+	out, errb, code := sim.RunTool(t, "", "iblinkinfo", "-R")
+	if code != 2 || len(out) != 0 || !bytes.Contains(errb, []byte("invalid option -- 'R'")) {
+		t.Errorf("iblinkinfo -R: exit %d, stdout %q, stderr %q; want exit 2, usage on stderr", code, out, errb)
 	}
 }
 
@@ -225,9 +267,15 @@ func TestCompatIBLinkInfo(t *testing.T) {
 			}
 			sim := ibsimtest.Start(t, file, ibsimtest.WithConsole(), ibsimtest.Nodes(4096), ibsimtest.Switches(1024), ibsimtest.Ports(65536))
 			mapFile, names := writeNameMap(t, nf)
+			if libibnetdiscCrashes[filepath.Base(file)] {
+				if _, terr, code := sim.RunTool(t, "", "iblinkinfo"); !crashed(code) {
+					t.Errorf("iblinkinfo no longer crashes here (exit %d): compare it: %s", code, terr)
+				}
+				return
+			}
 
 			f := discoverIBSim(t, sim)
-			compare(t, sim, "before OpenSM", f, variants(t, f, mapFile, names))
+			compare(t, sim, file, "before OpenSM", f, variants(t, f, mapFile, names))
 
 			var osmHost string
 			for _, n := range nf.Nodes {
@@ -241,7 +289,7 @@ func TestCompatIBLinkInfo(t *testing.T) {
 			}
 			sim.RunOpenSM(t, osmHost, t.TempDir())
 			f = discoverIBSim(t, sim)
-			compare(t, sim, "after OpenSM", f, variants(t, f, mapFile, names))
+			compare(t, sim, file, "after OpenSM", f, variants(t, f, mapFile, names))
 
 			// --load-cache: a cache written by ibnetdiscover, loaded by both
 			cache := filepath.Join(t.TempDir(), "fabric.cache")
@@ -258,7 +306,7 @@ func TestCompatIBLinkInfo(t *testing.T) {
 					cvs = append(cvs, v)
 				}
 			}
-			compare(t, sim, "--load-cache", cf, cvs, "--load-cache", cache)
+			compare(t, sim, file, "--load-cache", cf, cvs, "--load-cache", cache)
 
 			ca := lastCA(nf)
 			if ca == "" || ca == osmHost {
@@ -266,10 +314,10 @@ func TestCompatIBLinkInfo(t *testing.T) {
 			}
 			sim.Console(t, fmt.Sprintf("Unlink %q", ca))
 			f = discoverIBSim(t, sim)
-			compare(t, sim, "unlinked "+ca, f, variants(t, f, mapFile, names))
+			compare(t, sim, file, "unlinked "+ca, f, variants(t, f, mapFile, names))
 			sim.Console(t, fmt.Sprintf("ReLink %q", ca))
 			f = discoverIBSim(t, sim)
-			compare(t, sim, "relinked "+ca, f, variants(t, f, mapFile, names))
+			compare(t, sim, file, "relinked "+ca, f, variants(t, f, mapFile, names))
 		})
 	}
 }

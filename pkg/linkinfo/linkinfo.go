@@ -3,9 +3,10 @@
 // physical port with its width, speed, state and peer, and the "Could be"
 // hints of links running below what both ends support. The text is
 // byte-identical with iblinkinfo's for its options default, -l, -p, -d,
-// -R (a no-op), -S/-G, -D, --switches-only, --cas-only, --node-name-map
-// and --load-cache (the last two are the caller's: a name map and a
-// fabric loaded from a cache).
+// -S/-G, -D, --switches-only, --cas-only, --node-name-map and
+// --load-cache (the last two are the caller's: a name map and a fabric
+// loaded from a cache). (iblinkinfo 44 lists -R in its source but rejects
+// it as an invalid option, exit status 2.)
 package linkinfo
 
 import (

@@ -23,13 +23,32 @@ _ibcheck() {
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--Port|--checks|--ibsim-sockname|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--skip|--timeout|-P|-o|-t|-y)
+	--Direct|--Port|--checks|--ibsim-sockname|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--port-guid|--retries|--sim-host|--skip|--switch|--timeout|-D|-G|-P|-S|-o|-t|-y)
 		return
 		;;
 	esac
-	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--Ca --Port --baseline --checks --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --load-cache --m_key --max-nodes --max-op-vls --max-smps --node-name-map --outstanding-smps --outstanding_smps --retries --routing-engine --sim --sim-host --sim-sm --skip --strict --threshold-file --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
-		return
-	fi
+	local i cmd=
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		links)
+			cmd=${COMP_WORDS[i]}
+			break
+			;;
+		esac
+	done
+	case $cmd in
+	links)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--Ca --Direct --Port --additional --baseline --cas-only --checks --color --config --debug --down --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --line --load-cache --m_key --max-nodes --max-op-vls --max-smps --node-name-map --outstanding-smps --outstanding_smps --port-guid --retries --routing-engine --sim --sim-host --sim-sm --skip --strict --switch --switches-only --threshold-file --timeout --verbose --version -C -D -G -P -S -V -d -e -h -l -o -p -t -v -y -z" -- "$cur"))
+		fi
+		;;
+	*)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--Ca --Direct --Port --additional --baseline --cas-only --checks --color --config --debug --down --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lid-reads --line --load-cache --m_key --max-nodes --max-op-vls --max-smps --node-name-map --outstanding-smps --outstanding_smps --port-guid --retries --routing-engine --sim --sim-host --sim-sm --skip --strict --switch --switches-only --threshold-file --timeout --verbose --version -C -D -G -P -S -V -d -e -h -l -o -p -t -v -y -z" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "links" -- "$cur"))
+		fi
+		;;
+	esac
 }
 complete -F _ibcheck ibcheck

@@ -73,7 +73,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:                   "ibcheck",
 		Usage:                  "every health check of the fabric on one discovery, findings ranked by severity",
-		UsageText:              "ibcheck [options]",
+		UsageText:              "ibcheck [options]\n   ibcheck links [iblinkinfo's options] (iblinkinfo's output, byte for byte)",
 		Description:            examples,
 		Flags:                  flags,
 		Writer:                 stdout,
@@ -83,6 +83,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Action: func(c *cli.Context) error {
 			return checkCmd(c, stdout, stderr)
 		},
+		Commands:       []*cli.Command{linksCommand(stdout, stderr)},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 }

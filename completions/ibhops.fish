@@ -6,6 +6,7 @@ complete -c ibhops -l switch -x -d 'print switch SWITCH\'s hops to every LID and
 complete -c ibhops -l trace -d 'trace the route from SRC to DST through the forwarding tables (ibtracert\'s format)'
 complete -c ibhops -l lft -x -d 'print switch SWITCH\'s linear forwarding table (ibroute\'s format)'
 complete -c ibhops -l Direct -s D -d '--lft\'s SWITCH is a directed route from the port attached to (0,1,...), as ibroute -D'
+complete -c ibhops -l mft -x -d 'print switch SWITCH\'s multicast forwarding table (ibroute -M\'s format)'
 complete -c ibhops -l check-routes -d 'read every switch\'s forwarding table and check every switch-to-LID route'
 complete -c ibhops -l routing-engine -x -a 'minhop updn dnup file ftree lash dor torus-2QoS nue dfsssp sssp' -d 'hop matrix of OpenSM routing engine NAME: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch, --check-routes)'
 complete -c ibhops -l routed -d 'hops along the switches\' forwarding tables instead of a routing engine\'s matrix (dump)'

@@ -268,7 +268,7 @@ func TestWatchReportsLinkChanges(t *testing.T) {
 	lines := scanLines(stdout)
 	ts := `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\S* h2: `
 	want := []string{
-		ts + `AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1\[1\] sw1\[3\] sw2\[3\]$`,
+		ts + `AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1\[1\] sw1\[3\] sw2\[3\] \(from the SA\)$`,
 		ts + `rate 2.5 Gb/s → 10 Gb/s, rate set by sw1\[3\] → h1\[1\], route h1\[1\] sw1\[3\] sw2\[3\] → h1\[1\] sw1\[2\] sw2\[3\]; ` +
 			`retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3: 1 ref\]$`,
 		ts + `rate 10 Gb/s → 2.5 Gb/s, rate set by h1\[1\] → sw1\[3\], route h1\[1\] sw1\[2\] sw2\[3\] → h1\[1\] sw1\[3\] sw2\[3\]; ` +

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
 
 var saSLRE = regexp.MustCompile(`(?m)^\s*sl\.+(0x[0-9a-fA-F]+)\s*$`)
@@ -107,4 +108,78 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 			t.Error("lash handed out SL 0 only: the comparison proves little")
 		}
 	})
+}
+
+// TestWatchSLMatchesSaquery: on ibsim with OpenSM running lash on a 4x4
+// torus (SLs 0..n handed out deterministically), one `ibavtrack watch`
+// sweep toward every CA takes each AV from the SA ("av_source": "sa"),
+// and its SL, MTU and rate equal saquery -p's for the pair. The events
+// are checked against docs/av-event.schema.json.
+func TestWatchSLMatchesSaquery(t *testing.T) {
+	ibsimtest.Require(t)
+	const host = "h01"
+	abs, err := filepath.Abs("../../testdata/fabrics/torus.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.Start(t, abs)
+	s.StartOpenSM(t, "h00", "-R", "lash")
+	base := []string{"--ibsim-sockname", s.SockName, "--sim-host", host}
+	lids, isCA := portLIDs(t, base)
+	args := append([]string{"watch", "--json", "--count", "1"}, base...)
+	var cas []uint16
+	for _, l := range lids {
+		if isCA[l] {
+			cas = append(cas, l)
+			args = append(args, strconv.Itoa(int(l)))
+		}
+	}
+	stdout, stderr, code := runTool(t, args...)
+	if code != 0 {
+		t.Fatalf("watch: exit %d\n%s", code, stderr)
+	}
+	lines := scanLines(stdout)
+	if len(lines) != len(cas) {
+		t.Fatalf("%d events for %d destinations:\n%s%s", len(lines), len(cas), stdout, stderr)
+	}
+	field := func(out []byte, name string) uint64 {
+		m := regexp.MustCompile(`(?m)^\s*` + name + `\.+(0x[0-9a-fA-F]+)\s*$`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("saquery: no %s in\n%s", name, out)
+		}
+		v, _ := strconv.ParseUint(string(m[1]), 0, 8)
+		return v
+	}
+	schema, err := jsonschema.Load("../../docs/av-event.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonzero := 0
+	for i, l := range lines {
+		if err := schema.ValidateJSON([]byte(l)); err != nil {
+			t.Errorf("event does not validate against docs/av-event.schema.json: %v\n%s", err, l)
+		}
+		var ev struct {
+			Event    string
+			AV       avJSON
+			AVSource string `json:"av_source"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(ev.AV.SLID)), "--dlid", strconv.Itoa(int(cas[i])))
+		if code != 0 {
+			t.Fatalf("saquery -p: exit %d\n%s%s", code, out, errb)
+		}
+		sl, mtu, rate := field(out, "sl"), field(out, "mtu")&0x3F, field(out, "rate")&0x3F
+		if ev.Event != "new" || ev.AVSource != "sa" || ev.AV.DLID != cas[i] || uint64(ev.AV.SL) != sl || uint64(ev.AV.MTU) != mtu || uint64(ev.AV.Rate) != rate {
+			t.Errorf("→%d: %s; saquery sl %d mtu %d rate %d", cas[i], l, sl, mtu, rate)
+		}
+		if sl != 0 {
+			nonzero++
+		}
+	}
+	if nonzero == 0 {
+		t.Error("lash handed out SL 0 only: the comparison proves little")
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +17,11 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/avwatch"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 )
 
 // afterSweep, when set (tests), runs after each sweep's report.
@@ -154,7 +157,18 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			}
 		}
 		src, slid, srcErr := avwatch.SourcePort(s.res.Fabric, c.String("src"), localPort(s.res.Fabric))
-		if err := avw.Update(sweep, s.res.Fabric, s.tables, src, slid, srcErr, wt.print); err != nil {
+		avw.PathRecord = s.pathRecords(c.Context)
+		err = avw.Update(sweep, s.res.Fabric, s.tables, src, slid, srcErr, func(ev *avwatch.Event) error {
+			if c.Context.Err() != nil {
+				// An SA query cut by the interrupt is not a change.
+				return c.Context.Err()
+			}
+			return wt.print(ev)
+		})
+		if c.Context.Err() != nil {
+			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted while asking the SA"))
+		}
+		if err != nil {
 			return cliapp.Exit(exitcode.Fatal, err)
 		}
 		if afterSweep != nil {
@@ -162,6 +176,41 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// pathRecords returns the sweep's PathRecord function: it asks the SA at
+// the local port's MasterSMLID (looked up at its first call). Once no SA
+// answers (no SM, a timeout), it fails at once for the rest of the sweep,
+// so that a silent SA costs one timeout a sweep, not one a destination.
+func (s *session) pathRecords(ctx context.Context) avwatch.PathRecordFunc {
+	var c *sa.Client
+	var noSA error
+	looked := false
+	return func(slid, dlid uint16) (sa.PathRecord, error) {
+		if !looked {
+			looked = true
+			lid, err := sa.MasterSMLID(ctx, s.fab, s.settings.Timeout)
+			if err == nil {
+				c, err = sa.NewClient(s.fab, lid)
+			}
+			if err != nil {
+				noSA = err
+			} else {
+				if s.settings.Timeout > 0 {
+					c.Timeout = s.settings.Timeout
+				}
+				c.Retries = s.settings.Retries
+			}
+		}
+		if noSA != nil {
+			return sa.PathRecord{}, noSA
+		}
+		pr, err := pathav.QueryPathRecord(ctx, c, slid, dlid)
+		if err != nil && pathav.NoSA(err) {
+			noSA = err
+		}
+		return pr, err
+	}
 }
 
 // parseInterval reads --interval: a number of seconds (10, 2.5) or a Go
@@ -211,7 +260,11 @@ type eventJSON struct {
 	Was     string           `json:"was,omitempty"`
 	AV      *avJSON          `json:"av,omitempty"`
 	Route   string           `json:"route,omitempty"`
-	Retired []retiredJSON    `json:"retired"`
+	// AVSource is where av comes from ("sa" or "computed"), with the
+	// reason the SA gave none (AVSourceNote), as path's JSON says.
+	AVSource     string        `json:"av_source,omitempty"`
+	AVSourceNote string        `json:"av_source_note,omitempty"`
+	Retired      []retiredJSON `json:"retired"`
 }
 
 // print writes one event line.
@@ -222,6 +275,7 @@ func (wt *watcher) print(ev *avwatch.Event) error {
 		if ev.AV != nil {
 			a := avJSONOf(ev.AV)
 			j.AV, j.Route = &a, ev.Route
+			j.AVSource, j.AVSourceNote = ev.Source, ev.SourceNote
 		}
 		for _, r := range ev.Retired {
 			j.Retired = append(j.Retired, retiredJSON{avJSONOf(r.AV), r.Refs})

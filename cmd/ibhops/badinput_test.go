@@ -54,6 +54,10 @@ func TestBadInput(t *testing.T) {
 		{"switch is a CA", []string{"--sim", loop, "--switch", "h2"}, "--switch h2", "a CA, not a switch"},
 		{"unknown LFT switch", []string{"--sim", loop, "--lft", "99"}, "--lft LID 99: ", "not in the fabric"},
 		{"LFT of a CA", []string{"--sim", loop, "--lft", "h3"}, "--lft h3", "a CA, not a switch"},
+		{"unknown MFT switch", []string{"--sim", loop, "--mft", "99"}, "--mft LID 99: ", "not in the fabric"},
+		{"MFT of a CA", []string{"--sim", loop, "--mft", "h3"}, "--mft h3", "a CA, not a switch"},
+		{"unknown MFT GUID", []string{"--sim", loop, "--mft", "0x1234567890"}, "--mft", "not in the fabric"},
+		{"MFT and LFT", []string{"--sim", loop, "--mft", "sw1", "--lft", "sw1"}, "--lft and --mft", "choose one mode"},
 		{"unknown trace source", []string{"--sim", loop, "--trace", "nosuch", "h1"}, `--trace "nosuch": `, "not a node name or description in the fabric"},
 		{"unknown trace LID", []string{"--sim", loop, "--trace", "h1", "4000"}, "--trace LID 4000: ", "not in the fabric"},
 		// inputs beyond their size limits

@@ -38,6 +38,7 @@ EXAMPLES:
    ibhops --trace 3 7                                the route from LID 3 to LID 7, as ibtracert prints it
    ibhops --lft 0x0000000000200000                   one switch's forwarding table, as ibroute prints it
    ibhops -D --lft 0,1 0x10 0x20                     LIDs 0x10-0x20 of the switch at directed route 0,1, as ibroute -D 0,1 0x10 0x20
+   ibhops --mft S0                                   one switch's multicast forwarding table, as ibroute -M prints it
    ibhops --check-routes                             follow every switch-to-LID route through the LFTs
    ibhops --check-routes --json | jq .summary        the same, machine-readable
 
@@ -60,6 +61,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.BoolFlag{Name: "trace", Usage: "trace the route from SRC to DST through the forwarding tables (ibtracert's format)"},
 		&cli.StringFlag{Name: "lft", Usage: "print switch `SWITCH`'s linear forwarding table (ibroute's format); then optional arguments STARTLID [ENDLID] limit the LIDs, as ibroute's"},
 		&cli.BoolFlag{Name: "Direct", Aliases: []string{"D"}, Usage: "--lft's SWITCH is a directed route from the port attached to (0,1,...), as ibroute -D"},
+		&cli.StringFlag{Name: "mft", Usage: "print switch `SWITCH`'s multicast forwarding table (ibroute -M's format)"},
 		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
 		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch, --check-routes)"},
 		&cli.BoolFlag{Name: "routed", Usage: "hops along the switches' forwarding tables instead of a routing engine's matrix (dump; SRC DST: the route to DST's exact LID)"},
@@ -72,7 +74,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:                   "ibhops",
 		Usage:                  "LID hop matrix (opensm-lid-matrix.dump), least-hop queries, route traces and route checks",
-		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | [-D] --lft SWITCH [STARTLID [ENDLID]] | --trace SRC DST | --check-routes",
+		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | [-D] --lft SWITCH [STARTLID [ENDLID]] | --mft SWITCH | --trace SRC DST | --check-routes",
 		Description:            examples,
 		Flags:                  flags,
 		Writer:                 stdout,
@@ -100,6 +102,7 @@ const (
 	modeSwitch
 	modeTrace
 	modeLFT
+	modeMFT
 	modeCheck
 )
 
@@ -251,6 +254,10 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.IsSet("lft") {
 		m = modeLFT
 		set = append(set, "--lft")
+	}
+	if c.IsSet("mft") {
+		m = modeMFT
+		set = append(set, "--mft")
 	}
 	if c.Bool("check-routes") {
 		m = modeCheck
@@ -431,6 +438,12 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return err
 		}
 		write = func(w io.Writer) error { return t.lft(w, sw, portID, lftRange[0], lftRange[1]) }
+	case modeMFT:
+		sw, err := t.resolveSwitch("--mft", c.String("mft"))
+		if err != nil {
+			return err
+		}
+		write = func(w io.Writer) error { return t.mft(w, sw) }
 	case modeCheck:
 		write = t.checkRoutes
 	}

@@ -57,6 +57,7 @@ func TestGolden(t *testing.T) {
 		{"trace-sw-ca", []string{"--sim", fabrics + "loop.net", "--trace", "sw2", "h3"}, 0},
 		{"trace-ca-sw", []string{"--sim", fabrics + "chain10.net", "--trace", "hA", "c9"}, 0},
 		{"lft-fattree2", []string{"--sim", fabrics + "fattree2.net", "--lft", "S0"}, 0},
+		{"mft-demo", []string{"--sim", fabrics + "demo.net", "--mft", "spine01"}, 0},
 		{"check-fattree2", []string{"--sim", fabrics + "fattree2.net", "--check-routes"}, 0},
 	}
 	for _, c := range cases {

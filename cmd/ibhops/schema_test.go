@@ -19,6 +19,7 @@ var schemaFiles = map[string]string{
 	"ibdiag.switch-hops/v2": "switch-hops.schema.json",
 	"ibdiag.trace/v1":       "trace.schema.json",
 	"ibdiag.lft/v1":         "lft.schema.json",
+	"ibdiag.mft/v1":         "mft.schema.json",
 	"ibdiag.route-check/v1": "route-check.schema.json",
 }
 
@@ -57,6 +58,7 @@ func TestJSONSchemas(t *testing.T) {
 		{"--sim", fabrics + "loop.net", "--trace", "sw2", "h3"},
 		{"--sim", fabrics + "chain10.net", "--trace", "hA", "c9"},
 		{"--sim", fabrics + "fattree2.net", "--lft", "S0"},
+		{"--sim", fabrics + "demo.net", "--mft", "spine01"},
 		{"--sim", fabrics + "fattree2.net", "--check-routes"},
 		{"--sim", fabrics + "mixed.net", "--check-routes"},
 		{"--sim", fabrics + "fattree3.net", "--check-routes", "--routing-engine", "updn"},

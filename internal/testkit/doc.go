@@ -3,7 +3,8 @@
 // tools, bad-input tables, a child run as an unprivileged user), golden
 // (golden files and -update), madtest (MAD codec vectors), ibsimtest (a
 // private ibsim, OpenSM and the C tools under libumad2sim), jsonschema
-// (validating the tools' JSON against docs/*.schema.json) and manpage
-// (man pages against the flags). Nothing under cmd/ or pkg/ imports them
-// outside _test.go files.
+// (validating the tools' JSON against docs/*.schema.json), manpage
+// (man pages against the flags), completiontest (completion scripts) and
+// mcjoin (multicast joins and leaves, which the tools never send).
+// Nothing under cmd/ or pkg/ imports them outside _test.go files.
 package testkit

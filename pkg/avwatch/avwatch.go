@@ -14,6 +14,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
@@ -61,6 +62,10 @@ type Event struct {
 	// through.
 	AV    *model.AV
 	Route string
+	// Source says where AV comes from: pathav.SourceSA (the SA's
+	// PathRecord) or pathav.SourceComputed; SourceNote, for a computed
+	// AV while an SA was asked, says why the SA gave none.
+	Source, SourceNote string
 	// Retired lists the AVs no longer current that are still referenced.
 	Retired []Retired
 }
@@ -69,20 +74,34 @@ type Event struct {
 type Target struct {
 	spec string
 	tr   model.AVTracker
-	// routes holds the route text of every AV still in the tracker.
-	routes map[*model.AV]string
+	// routes holds the route text of every AV still in the tracker, and
+	// sources where each came from.
+	routes  map[*model.AV]string
+	sources map[*model.AV]avSource
 	// held[i] is the AV referenced by sweep i (nil: none).
 	held []*model.AV
 	// last is the last AV resolved (also after it was cleared).
-	last      *model.AV
-	lastRoute string
-	lastErr   string
+	last       *model.AV
+	lastRoute  string
+	lastSource avSource
+	lastErr    string
 }
+
+// avSource is where an AV came from and, for a computed one, why the SA
+// gave none.
+type avSource struct{ source, note string }
+
+// PathRecordFunc asks the SA for the PathRecord slid→dlid.
+type PathRecordFunc func(slid, dlid uint16) (sa.PathRecord, error)
 
 // Watcher follows the AVs toward a set of destinations.
 type Watcher struct {
 	hold    int
 	targets []*Target
+	// PathRecord, when set, is asked for each destination's PathRecord
+	// after every sweep: the AV is then the SA's (pathav.ApplyPathRecord)
+	// when it answers, else the computed one.
+	PathRecord PathRecordFunc
 }
 
 // New returns a watcher of the destinations named by specs (LID, GUID or
@@ -92,8 +111,8 @@ type Watcher struct {
 func New(hold int, specs []string) *Watcher {
 	w := &Watcher{hold: hold}
 	for _, spec := range specs {
-		t := &Target{spec: spec, routes: make(map[*model.AV]string)}
-		t.tr.Init(func(av *model.AV) { delete(t.routes, av) })
+		t := &Target{spec: spec, routes: make(map[*model.AV]string), sources: make(map[*model.AV]avSource)}
+		t.tr.Init(func(av *model.AV) { delete(t.routes, av); delete(t.sources, av) })
 		w.targets = append(w.targets, t)
 	}
 	return w
@@ -155,6 +174,7 @@ func RouteText(p *pathav.Path) string {
 func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.Tables, src *model.Port, slid uint16, srcErr error, emit func(*Event) error) error {
 	var av *model.AV
 	var route, fail string
+	from := avSource{source: pathav.SourceComputed}
 	if srcErr != nil {
 		fail = srcErr.Error()
 	} else if dst, dlid, err := f.ResolveLID(t.spec, nil); err != nil {
@@ -166,6 +186,14 @@ func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.
 	} else if p, err := pathav.ResolveLIDs(f, tables, src, slid, dst, dlid); err != nil {
 		fail = err.Error()
 	} else {
+		if w.PathRecord != nil {
+			if pr, err := w.PathRecord(p.AV.SLID, p.AV.DLID); err != nil {
+				from.note = "no PathRecord from the SA: " + err.Error()
+			} else {
+				pathav.ApplyPathRecord(p, &pr)
+				from.source = pathav.SourceSA
+			}
+		}
 		a := p.AV
 		av, route = &a, RouteText(p)
 	}
@@ -179,14 +207,17 @@ func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.
 			err = emit(t.event(Unreachable, fail, nil))
 		}
 		t.lastErr = fail
-	case cur == nil || Changes(cur, t.routes[cur], av, route) != nil:
-		t.routes[av] = route
+	case cur == nil || Changes(cur, t.routes[cur], av, route) != nil || t.sources[cur].source != from.source:
+		t.routes[av], t.sources[av] = route, from
 		if e := t.tr.SetCurrent(av); e != nil {
 			return e
 		}
 		kind, diff := NewAV, []Change(nil)
 		if t.last != nil {
 			kind, diff = Changed, Changes(t.last, t.lastRoute, av, route)
+			if old := t.lastSource.source; old != from.source {
+				diff = append(diff, Change{"source", old, from.source})
+			}
 		}
 		if kind == NewAV || len(diff) > 0 || t.lastErr != "" {
 			ev := t.event(kind, "", diff)
@@ -195,7 +226,7 @@ func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.
 			}
 			err = emit(ev)
 		}
-		t.last, t.lastRoute, t.lastErr = av, route, ""
+		t.last, t.lastRoute, t.lastSource, t.lastErr = av, route, from, ""
 	}
 
 	// This sweep's reference on the current AV; release the one taken
@@ -221,6 +252,7 @@ func (t *Target) event(kind Kind, fail string, diff []Change) *Event {
 	ev := &Event{Target: t.spec, Kind: kind, Err: fail, Changes: diff}
 	if cur, _ := t.tr.GetCurrent(false); cur != nil {
 		ev.AV, ev.Route = cur, t.routes[cur]
+		ev.Source, ev.SourceNote = t.sources[cur].source, t.sources[cur].note
 	}
 	for _, av := range t.tr.Retired() {
 		if n, ok := t.tr.Refs(av); ok {
@@ -261,6 +293,18 @@ func AVText(av *model.AV) string {
 		smp.MTUText(av.MTU), RateText(av.Rate), av.HopCount)
 }
 
+// sourceText says where a new AV comes from: " (from the SA)", or
+// " (computed)" with the reason when an SA was asked.
+func (e *Event) sourceText() string {
+	switch {
+	case e.Source == pathav.SourceSA:
+		return " (from the SA)"
+	case e.SourceNote != "":
+		return " (computed: " + e.SourceNote + ")"
+	}
+	return " (computed)"
+}
+
 // Text is the event in one line without the time and the destination:
 // "AV … via …", "unreachable: …", "reachable again (was: why): AV …"
 // and the changed fields ("mtu 4096 → 2048, …"), or the changed fields
@@ -269,17 +313,17 @@ func (e *Event) Text() string {
 	var b strings.Builder
 	switch e.Kind {
 	case NewAV:
-		fmt.Fprintf(&b, "AV %s via %s", AVText(e.AV), e.Route)
+		fmt.Fprintf(&b, "AV %s via %s%s", AVText(e.AV), e.Route, e.sourceText())
 	case Unreachable:
 		fmt.Fprintf(&b, "unreachable: %s", e.Err)
 	default:
 		if e.Was != "" {
-			fmt.Fprintf(&b, "reachable again (was: %s): AV %s", e.Was, AVText(e.AV))
+			fmt.Fprintf(&b, "reachable again (was: %s): AV %s%s", e.Was, AVText(e.AV), e.sourceText())
 			if len(e.Changes) > 0 {
 				b.WriteString("; ")
 			}
 		} else if len(e.Changes) == 0 {
-			fmt.Fprintf(&b, "reachable again: AV %s", AVText(e.AV))
+			fmt.Fprintf(&b, "reachable again: AV %s%s", AVText(e.AV), e.sourceText())
 		}
 		for i, d := range e.Changes {
 			if i > 0 {

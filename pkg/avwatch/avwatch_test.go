@@ -8,8 +8,11 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/avwatch"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 // sweepOf discovers fab from h1 and reads its forwarding tables, as one
@@ -172,6 +175,67 @@ func TestWatcherPortState(t *testing.T) {
 				texts = append(texts, string(e.Kind)+": "+e.Text())
 			}
 			t.Fatalf("%s: events %q, want one %s %q…", st.name, texts, st.kind, st.text)
+		}
+	}
+}
+
+// TestPathRecordSource: with a PathRecord function the AV is the SA's
+// when it answers (its SL, MTU and rate; the text says "from the SA"),
+// the computed one when it fails (the text says why), and a switch
+// between the two is a change naming the fields and the source.
+func TestPathRecordSource(t *testing.T) {
+	fab, err := sim.Load("testdata/watch.net", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fab.RunSM("h1"); err != nil {
+		t.Fatal(err)
+	}
+	var answer *sa.PathRecord
+	w := avwatch.New(0, []string{"h2"})
+	defer w.Close()
+	w.PathRecord = func(slid, dlid uint16) (sa.PathRecord, error) {
+		if answer == nil {
+			return sa.PathRecord{}, sa.ErrNoAnswer
+		}
+		pr := *answer
+		pr.SLID, pr.DLID = slid, dlid
+		return pr, nil
+	}
+	steps := []struct {
+		name   string
+		answer *sa.PathRecord
+		want   []string // Text of each event, exactly
+		source string
+	}{
+		{"SA answers", &sa.PathRecord{SL: 3, MTU: smp.MTU1024, Rate: 2}, []string{"AV dlid 4 slid 3 sl 3 mtu 1024 rate 2.5 Gb/s hops 3 via h1[1] sw1[3] sw2[3] (from the SA)"}, pathav.SourceSA},
+		{"same answer", &sa.PathRecord{SL: 3, MTU: smp.MTU1024, Rate: 2}, nil, ""},
+		{"other SL", &sa.PathRecord{SL: 5, MTU: smp.MTU1024, Rate: 2}, []string{"sl 3 → 5"}, pathav.SourceSA},
+		{"SA gone", nil, []string{"sl 5 → 0, mtu 1024 → 2048, source sa → computed"}, pathav.SourceComputed},
+		{"SA back", &sa.PathRecord{SL: 5, MTU: smp.MTU2048, Rate: 2}, []string{"sl 0 → 5, source computed → sa"}, pathav.SourceSA},
+	}
+	for sweep, st := range steps {
+		answer = st.answer
+		f, tables := sweepOf(t, fab)
+		local, _ := f.ResolvePort("h1", nil)
+		src, slid, srcErr := avwatch.SourcePort(f, "", local)
+		var got []*avwatch.Event
+		if err := w.Update(sweep, f, tables, src, slid, srcErr, func(e *avwatch.Event) error {
+			got = append(got, e)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(st.want) {
+			t.Fatalf("%s: %d events %+v, want %d", st.name, len(got), got, len(st.want))
+		}
+		for i, e := range got {
+			if e.Text() != st.want[i] || e.Source != st.source {
+				t.Errorf("%s: %q (source %s), want %q (source %s)", st.name, e.Text(), e.Source, st.want[i], st.source)
+			}
+			if st.source == pathav.SourceComputed && !strings.Contains(e.SourceNote, "no PathRecord from the SA: ") {
+				t.Errorf("%s: computed AV without the reason: %q", st.name, e.SourceNote)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package smp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -263,6 +264,53 @@ func TestVectorsMFT(t *testing.T) {
 		if mft != (MulticastForwardingTable{}) {
 			t.Errorf("%s: ibsim default MFT not empty: %x", name, mft)
 		}
+	}
+}
+
+// TestVectorsMFTJoined decodes the MFT block 0 of an ibsim switch after
+// CA ports joined OpenSM's broadcast group (MLID 0xC000 on ports 1, 2
+// and 3) and renders its MLIDs as ibroute -M did when it received it.
+func TestVectorsMFTJoined(t *testing.T) {
+	v := mustVector(t, "2sw-mft-joined")
+	m := decodeMAD(t, v)
+	if m.AttrID != AttrMulticastFwdTable || m.AttrMod != MFTModifier(0, 0) {
+		t.Fatalf("attr %#x mod %#x", m.AttrID, m.AttrMod)
+	}
+	var mft MulticastForwardingTable
+	if err := mft.UnmarshalBinary(m.Data[:]); err != nil {
+		t.Fatal(err)
+	}
+	want := MulticastForwardingTable{0: 0x000e}
+	if mft != want {
+		t.Errorf("MFT = %04x, want %04x", mft, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { mft.UnmarshalBinary(m.Data[:]) }); n != 0 {
+		t.Errorf("UnmarshalBinary allocates %v times", n)
+	}
+	// ibroute -M's line for each non-empty MLID of the block (8 ports).
+	var got []string
+	for i, mask := range mft {
+		if mask == 0 {
+			continue
+		}
+		line := fmt.Sprintf("0x%04x      ", int(MulticastLIDBase)+i)
+		for p := 0; p <= 8; p++ {
+			if mask&(1<<p) != 0 {
+				line += "x "
+			} else {
+				line += "  "
+			}
+		}
+		got = append(got, line)
+	}
+	var printed []string
+	for _, o := range v.Out {
+		if strings.HasPrefix(o, "0xc") {
+			printed = append(printed, o)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(printed, "\n") {
+		t.Errorf("rendered %q, ibroute printed %q", got, printed)
 	}
 }
 

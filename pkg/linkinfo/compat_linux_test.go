@@ -261,6 +261,7 @@ func TestCompatIBLinkInfo(t *testing.T) {
 	for _, file := range compatFiles(t) {
 		file := file
 		t.Run(filepath.Base(filepath.Dir(filepath.Dir(file)))+"/"+filepath.Base(file), func(t *testing.T) {
+			t.Parallel() // each fabric has its own ibsim
 			nf, err := netfile.ParseFile(file)
 			if err != nil {
 				clitest.Skip(t, "net file: %v", err)

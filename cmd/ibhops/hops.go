@@ -214,7 +214,11 @@ func (t *tool) query(w io.Writer, a, b *model.Port, dlid uint16) error {
 		if err != nil {
 			return err
 		}
-		n = h.HopsBetween(a, b)
+		if t.engine.FromTables() {
+			n = hopsToLID(h, a, b)
+		} else {
+			n = h.HopsBetween(a, b)
+		}
 	}
 	var hops *int
 	if n != model.NoPath {
@@ -245,6 +249,33 @@ func (t *tool) query(w io.Writer, a, b *model.Port, dlid uint16) error {
 	return err
 }
 
+// hopsToLID returns the hops from a to b in a matrix derived from the
+// forwarding tables, which can hold a row for b's own LID: that row at the
+// switch a is or hangs on (+1 from a CA or router), as the dump and
+// --check-routes read it (the route to b's LID need not be the route to
+// its switch's LID and one hop more); HopsBetween without such a row.
+func hopsToLID(h *model.HopTables, a, b *model.Port) uint8 {
+	if a == nil || b == nil || a == b || b.Node.IsSwitch() || a.Phys != nil && b.Phys != nil && a.Phys.Remote == b.Phys {
+		return h.HopsBetween(a, b)
+	}
+	at, extra := a.Node, uint8(0)
+	if !at.IsSwitch() {
+		if a.Phys == nil || a.Phys.Remote == nil || !a.Phys.Remote.Node.IsSwitch() {
+			return h.HopsBetween(a, b)
+		}
+		at, extra = a.Phys.Remote.Node, 1
+	}
+	m := h.Matrix(at)
+	if m == nil || m.Row(b.BaseLID()) == nil {
+		return h.HopsBetween(a, b)
+	}
+	v := m.LeastHops(b.BaseLID())
+	if v >= model.NoPath-1 {
+		return model.NoPath
+	}
+	return v + extra
+}
+
 // --- --switch: one switch's table ---
 
 type jsonSwitch struct {
@@ -272,8 +303,10 @@ type jsonDest struct {
 // portHops returns the hops from each port of sw (index 0 = least) to
 // the logical port p, as OpenSM derives them: a switch LID from the
 // switch's matrix, a CA/router port from its switch's LID plus one (or 1
-// through the port it hangs on).
-func portHops(h *model.HopTables, sw *model.Node, p *model.Port) []uint8 {
+// through the port it hangs on). With perLID (a matrix derived from the
+// forwarding tables, which holds a row for every LID, as the dump shows
+// it) a CA/router port from its own base LID's row.
+func portHops(h *model.HopTables, sw *model.Node, p *model.Port, perLID bool) []uint8 {
 	m := h.Matrix(sw)
 	out := make([]uint8, sw.NumPorts()+1)
 	for i := range out {
@@ -284,6 +317,12 @@ func portHops(h *model.HopTables, sw *model.Node, p *model.Port) []uint8 {
 	}
 	if p.Node.IsSwitch() {
 		if row := m.Row(p.Node.SMALID()); row != nil {
+			copy(out, row)
+		}
+		return out
+	}
+	if perLID {
+		if row := m.Row(p.BaseLID()); row != nil {
 			copy(out, row)
 		}
 		return out
@@ -337,7 +376,7 @@ func (t *tool) switchTable(w io.Writer, sw *model.Node) error {
 	}
 	var destRows [][]string
 	for _, p := range logicalPorts(t.f) {
-		ph := portHops(h, sw, p)
+		ph := portHops(h, sw, p, t.routed || t.engine.FromTables())
 		lo, hi := p.LIDRange()
 		d := jsonDest{LID: lo, LastLID: hi, Port: t.jport(p.Phys), BestPorts: []int{}, PortHops: make([]int, len(ph))}
 		for i, v := range ph {

@@ -344,7 +344,7 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	res.Err = err
 	e.register()
 	res.Problems = e.problems
-	res.IBNetDiscover = ReplayIBNetDiscover(e.fab, ReplayOptions{MlnxEPI: !cfg.NoMlnxEPI, Progress: cfg.IBNetDiscoverProgress})
+	res.IBNetDiscover = ReplayIBNetDiscover(e.fab, ReplayOptions{MlnxEPI: !cfg.NoMlnxEPI, Progress: cfg.IBNetDiscoverProgress, strays: e.strays})
 	res.MaxHops = res.IBNetDiscover.MaxHops
 	if !res.Interrupted {
 		// (after the replay, which gives the routes ibnetdiscover takes
@@ -406,6 +406,10 @@ type engine struct {
 	// never broken, so a linked port's answer is never looked up: keeping
 	// only the others keeps the map empty on a healthy fabric.)
 	answered map[*model.PhysPort]uint64
+	// strays holds, for the same ports, the node GUID and entry port of
+	// each answer: the replay of libibnetdisc takes a second node with a
+	// known GUID for the first.
+	strays map[*model.PhysPort]strayAnswer
 
 	// slab and chunk hold the probes of the chunk in flight (reused).
 	slab  []probe
@@ -446,6 +450,7 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg:      cfg,
 		fab:      model.NewFabric(),
 		answered: make(map[*model.PhysPort]uint64),
+		strays:   make(map[*model.PhysPort]strayAnswer),
 	}
 }
 
@@ -985,6 +990,11 @@ func (e *engine) accept(ctx context.Context, probes []*probe) ([]*model.Node, []
 		fresh, revisit = e.acceptOne(ctx, p, &ni, fresh, revisit)
 		if p.parent != nil && p.parent.Remote == nil {
 			e.answered[p.parent] = ni.NodeGUID
+			q := ni.LocalPortNum
+			if p.remotePort != 0 {
+				q = p.remotePort
+			}
+			e.strays[p.parent] = strayAnswer{guid: ni.NodeGUID, port: q}
 		}
 	}
 	return fresh, revisit

@@ -99,6 +99,25 @@ type ReplayOptions struct {
 	// NodeInfo answer in ibnetdiscover's order, "known" probes included,
 	// with the LIDs and description libibnetdisc knows at that moment.
 	Progress func(Progress)
+	// strays: for ports the graph leaves unlinked, the NodeInfo answer
+	// that came through them (a second node with a known GUID).
+	strays map[*model.PhysPort]strayAnswer
+}
+
+// A strayAnswer is a NodeInfo answer the graph does not link: the node
+// GUID and the port it was entered by.
+type strayAnswer struct {
+	guid uint64
+	port uint8
+}
+
+// A twin is a node libibnetdisc reached through via and took, by its
+// GUID, for a node it knew: it reads a CA twin's PortInfo (into the known
+// node's port) along path, and explores no twin, but a twin of a CA start
+// node, which it leaves backwards as it leaves the start node.
+type twin struct {
+	path smp.DRPath
+	via  *model.PhysPort
 }
 
 // ReplayIBNetDiscover is OrderAsIBNetDiscover with options.
@@ -129,8 +148,28 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	order := make([]*model.Node, 0, len(f.Nodes))
 	var queue replayQueue
 	queue.push(replayItem{k: kNodeInfo, init: true})
-	explore := func(n *model.Node, pp *model.PhysPort) {
+	var twins []twin
+	explore := func(n *model.Node, pp *model.PhysPort, tw int32) {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
+			return
+		}
+		if tw != 0 {
+			// a twin of the CA start node, entered by the start port:
+			// libibnetdisc leaves it along the twin's own route
+			if n != f.From || n.IsSwitch() || pp.Num != f.FromPort {
+				return
+			}
+			path := twins[tw-1].path
+			if path.Len() > 1 {
+				maxHops++ // (retract_dpath counts a hop each time)
+				queue.push(replayItem{k: kNodeInfo, node: int32(n.Index), num: pp.Num, retract: true, twin: tw})
+				return
+			}
+			// DR through the twin itself: nothing answers
+			if d := int(path.Len()) + 1; d > maxHops {
+				maxHops = d
+			}
+			queue.push(replayItem{k: kNodeInfo, node: int32(n.Index), num: pp.Num, twin: tw})
 			return
 		}
 		if !n.IsSwitch() && pp.Remote != nil && pp.Remote.Node == n {
@@ -177,17 +216,31 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			var n *model.Node
 			var q uint8
 			var path smp.DRPath
-			if it.init {
+			stray := false
+			if it.twin != 0 {
+				if !it.retract {
+					continue
+				}
+				tw := twins[it.twin-1]
+				path = tw.path.Retract()
+				n, q = tw.via.Node, tw.via.Num
+				it.d = int32(path.Len())
+			} else if it.init {
 				n, q = f.From, f.FromPort
 				it.d = int32(f.From.Path.Len())
 				path = f.From.Path
 			} else {
 				from := nodes[it.node]
 				via := from.Port(int(it.num))
-				if via.Remote == nil {
+				if via.Remote != nil {
+					n, q = via.Remote.Node, via.Remote.Num
+				} else if a, ok := o.strays[via]; ok && f.NodeByGUID(a.guid) != nil {
+					// libibnetdisc finds the node by its GUID
+					n, q = f.NodeByGUID(a.guid), a.port
+					stray = true
+				} else {
 					continue
 				}
-				n, q = via.Remote.Node, via.Remote.Num
 				if it.retract {
 					path = from.Path.Retract()
 				} else {
@@ -225,7 +278,12 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				}
 			}
 			if !n.IsSwitch() {
-				queue.push(replayItem{k: kPortInfo, node: int32(n.Index), num: q})
+				var tw int32
+				if stray && !isNew {
+					twins = append(twins, twin{path: path, via: nodes[it.node].Port(int(it.num))})
+					tw = int32(len(twins))
+				}
+				queue.push(replayItem{k: kPortInfo, node: int32(n.Index), num: q, twin: tw})
 			}
 		case kDesc:
 			described[it.node] = true
@@ -250,13 +308,13 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				continue
 			}
 			if o.MlnxEPI && wantsMlnxEPI(pp) {
-				queue.push(replayItem{k: kEPI, node: it.node, num: it.num})
+				queue.push(replayItem{k: kEPI, node: it.node, num: it.num, twin: it.twin})
 				continue
 			}
-			explore(n, pp)
+			explore(n, pp, it.twin)
 		case kEPI:
 			n := nodes[it.node]
-			explore(n, n.Port(int(it.num)))
+			explore(n, n.Port(int(it.num)), it.twin)
 		}
 	}
 	for _, n := range order {
@@ -310,7 +368,7 @@ const (
 	kEPI
 )
 
-// A replayItem is 12 bytes (node indexes, not pointers).
+// A replayItem is 16 bytes (node indexes, not pointers).
 type replayItem struct {
 	k       replayKind
 	init    bool
@@ -318,6 +376,7 @@ type replayItem struct {
 	num     uint8 // PortInfo, EPI: the port read; NodeInfo: the port of node probed through
 	node    int32 // the node read; NodeInfo: the node probed from
 	d       int32
+	twin    int32 // 1 + the index in twins of the twin read or probed from (0: none)
 }
 
 // replayQueue is a FIFO of items in blocks of queueBlock, a consumed

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/golden"
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/golden"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // twinNet: four switches (S1-S2 cabled to each other too), single-port

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibfabric/ibdiag/internal/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // irregularNet is a ring of nsw 8-port switches with up to extra random

@@ -48,7 +48,7 @@ type watchSide struct {
 	lastLight *discover.LightResult
 }
 
-func newSide(t *testing.T, f *sim.Fabric, light bool, dsts []string) *watchSide {
+func newSide(t testing.TB, f *sim.Fabric, light bool, dsts []string) *watchSide {
 	t.Helper()
 	tr, err := f.Attach("")
 	if err != nil {
@@ -75,7 +75,7 @@ func localPhys(f *model.Fabric) *model.PhysPort {
 }
 
 // sweep runs one sweep and returns its events' texts.
-func (s *watchSide) sweep(t *testing.T) []string {
+func (s *watchSide) sweep(t testing.TB) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -298,4 +298,91 @@ func pathTo(t *testing.T, f *model.Fabric, desc string) smp.DRPath {
 	}
 	t.Fatalf("no node %q", desc)
 	return smp.DRPath{}
+}
+
+
+// The fat trees of the idle-cost test and benchmark: the 2,144-node tree
+// of docs/performance.md (64 leaves, 32 spines, 2,048 hosts) and a
+// 324-node one.
+const (
+	tree2144 = "fattree:levels=2,radix=64"
+	tree324  = "fattree:levels=2,radix=24"
+)
+
+// lastHost names each tree's last host (hosts come first, H0 is where the
+// watch is attached).
+var lastHost = map[string]string{tree2144: "H2047", tree324: "H287"}
+
+// idleWatch is a light watch of two hosts, far apart, on a generated fat
+// tree whose SM has run, after its first (full) sweep.
+func idleWatch(tb testing.TB, spec string) (*sim.Fabric, *watchSide) {
+	tb.Helper()
+	f, err := sim.Generate(spec, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.RunSM("H0"); err != nil {
+		tb.Fatal(err)
+	}
+	s := newSide(tb, f, true, []string{"H1", lastHost[spec]})
+	if ev := s.sweep(tb); len(ev) != 2 || s.fulls != 1 {
+		tb.Fatalf("first sweep: %d full, events %q", s.fulls, ev)
+	}
+	return f, s
+}
+
+// TestIdleLightSweepCost counts, through the transport, the SMPs of an
+// idle light sweep on a generated fat tree: one SwitchInfo per switch
+// plus the probes of the two watched routes, a constant (at most 13 per
+// destination and the local port: a route across a two-level tree has
+// four links).
+func TestIdleLightSweepCost(t *testing.T) {
+	spec := tree2144
+	if testing.Short() {
+		spec = tree324
+	}
+	_, s := idleWatch(t, spec)
+	sws := len(s.res.Fabric.Switches())
+	probes := len(s.w.Probes(s.tables, localPhys(s.res.Fabric)))
+	before := s.tr.n.Load()
+	if ev := s.sweep(t); len(ev) != 0 {
+		t.Fatalf("idle sweep reported %q", ev)
+	}
+	n := s.tr.n.Load() - before
+	if s.lastLight == nil || s.lastLight.Changed || s.fulls != 1 {
+		t.Fatalf("idle sweep: want a light sweep seeing no change, got %+v (%d full)", s.lastLight, s.fulls)
+	}
+	const perRoute = 13
+	if probes > 1+2*perRoute {
+		t.Errorf("%d probes for two routes: want at most %d", probes, 1+2*perRoute)
+	}
+	if n != int64(sws+probes) || s.lastLight.SMPs != n {
+		t.Errorf("idle light sweep sent %d SMPs (light sweep counted %d): want %d switches + %d probes", n, s.lastLight.SMPs, sws, probes)
+	}
+	t.Logf("%s: %d nodes, %d switches: idle light sweep %d SMPs", spec, len(s.res.Fabric.Nodes), sws, n)
+}
+
+// BenchmarkWatchSweep compares an idle light sweep with a full one (a
+// discovery and every forwarding table) on the 2,144-node tree, watching
+// two hosts, and reports the SMPs of each.
+func BenchmarkWatchSweep(b *testing.B) {
+	for _, kind := range []string{"full", "light"} {
+		b.Run(kind, func(b *testing.B) {
+			_, s := idleWatch(b, tree2144)
+			s.light = kind == "light"
+			before := s.tr.n.Load()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if ev := s.sweep(b); len(ev) != 0 {
+					b.Fatalf("idle sweep reported %q", ev)
+				}
+			}
+			b.StopTimer()
+			if s.light && s.fulls != 1 {
+				b.Fatalf("%d full sweeps while idle", s.fulls-1)
+			}
+			b.ReportMetric(float64(s.tr.n.Load()-before)/float64(b.N), "SMPs/sweep")
+			b.ReportMetric(float64(len(s.res.Fabric.Nodes)), "nodes")
+		})
+	}
 }

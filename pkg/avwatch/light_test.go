@@ -55,6 +55,11 @@ func newSide(t testing.TB, f *sim.Fabric, light bool, dsts []string) *watchSide 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
+	return newSideOn(t, tr, light, dsts)
+}
+
+// newSideOn is a watch of dsts through tr (light: with light sweeps).
+func newSideOn(t testing.TB, tr transport.Transport, light bool, dsts []string) *watchSide {
 	s := &watchSide{tr: &counting{Transport: tr}, light: light, w: avwatch.New(0, dsts)}
 	if light {
 		s.sched.FullInterval = time.Hour

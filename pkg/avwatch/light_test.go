@@ -305,7 +305,6 @@ func pathTo(t *testing.T, f *model.Fabric, desc string) smp.DRPath {
 	return smp.DRPath{}
 }
 
-
 // The fat trees of the idle-cost test and benchmark: the 2,144-node tree
 // of docs/performance.md (64 leaves, 32 spines, 2,048 hosts) and a
 // 324-node one.

@@ -81,7 +81,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case interval <= 0:
 		return cliapp.Usage("--interval "+c.String("interval"), "must be positive")
 	case interval < minInterval:
-		return cliapp.Usage("--interval "+c.String("interval"), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
+		return cliapp.Usage("--interval "+c.String("interval"), "must be at least "+minInterval.String()+" (every sweep reads every switch)")
 	case fullInterval < 0:
 		return cliapp.Usage("--full-interval "+c.String("full-interval"), "must be 0 (every sweep full) or more")
 	case count < 0:

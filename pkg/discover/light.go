@@ -11,40 +11,6 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
-// A light sweep, as OpenSM's, tells whether a fabric discovered before
-// still answers as it did, for about one SMP per switch; a caller then
-// rediscovers only when it does not. It reads, with SubnGet only:
-//
-//  1. every switch's SwitchInfo. A SwitchInfo that differs from the one
-//     discovered (the PortStateChange bit aside) is a change. A set
-//     PortStateChange bit marks the switch: the bit is set by the switch
-//     when one of its ports changes state and cleared only by a Set (the
-//     SM's), so a set bit says "maybe changed since the SM last looked",
-//     not "changed since we last looked". Reading never clears it.
-//  2. the probes the caller gives (Probe: say, every port and forwarding
-//     table block on a watched route): an answer the probe does not
-//     accept is a change.
-//  3. for every marked switch, its neighbourhood: the PortInfo of each of
-//     its ports, and through each port linked when discovered the
-//     NodeInfo (GUID, port entered) and PortInfo of the port at the far
-//     end. Any difference from the discovered fabric is a change; none
-//     clears the mark for this sweep only (a bit no SM clears marks the
-//     switch again at the next sweep).
-//
-// Any SMP that fails is a change (the discovery then says what it is).
-//
-// So an idle sweep of a fabric whose SM clears PortStateChange costs
-// one SMP per switch plus the probes. What a light sweep cannot see: a
-// change that sets no switch's bit, changes no SwitchInfo and touches no
-// probe (a width renegotiated without a state change, a node that
-// stops answering), and a state change whose bit the SM set and cleared
-// between two light sweeps. A caller that must see those runs a full
-// discovery now and then (ibavtrack watch --full-interval).
-//
-// Without an SM clearing the bits every switch stays marked, and a light
-// sweep reads every switch port and its peer: no saving, but no change
-// missed either.
-
 // Probe is one read a light sweep makes beyond the switches' SwitchInfo:
 // attribute Attr/Mod of the node at the end of Path, whose answer Same
 // must accept.
@@ -114,12 +80,44 @@ type LightResult struct {
 }
 
 // LightSweep reads what tells whether f, a fabric discovered before
-// (complete: a partial one should be discovered again), changed: every
-// switch's SwitchInfo, the probes, and the neighbourhood of every switch
-// whose PortStateChange bit is set (see the rules above), with workers
-// SMPs at most in flight through q. It stops at the first difference.
-// Its error is a fatal transport error or ctx's; SMPs that fail are
-// recorded by q and make a change.
+// (complete: a partial one should be discovered again), changed, with
+// workers SMPs at most in flight through q, and stops at the first
+// difference. Its error is a fatal transport error or ctx's; SMPs that
+// fail are recorded by q and make a change.
+//
+// A light sweep, as OpenSM's, tells whether a fabric discovered before
+// still answers as it did, for about one SMP per switch; a caller then
+// rediscovers only when it does not. It reads, with SubnGet only:
+//
+//  1. every switch's SwitchInfo. A SwitchInfo that differs from the one
+//     discovered (the PortStateChange bit aside) is a change. A set
+//     PortStateChange bit marks the switch: the bit is set by the switch
+//     when one of its ports changes state and cleared only by a Set (the
+//     SM's), so a set bit says "maybe changed since the SM last looked",
+//     not "changed since we last looked". Reading never clears it.
+//  2. the probes the caller gives (Probe: say, every port and forwarding
+//     table block on a watched route): an answer the probe does not
+//     accept is a change.
+//  3. for every marked switch, its neighbourhood: the PortInfo of each of
+//     its ports, and through each port linked when discovered the
+//     NodeInfo (GUID, port entered) and PortInfo of the port at the far
+//     end. Any difference from the discovered fabric is a change; none
+//     clears the mark for this sweep only (a bit no SM clears marks the
+//     switch again at the next sweep).
+//
+// Any SMP that fails is a change (the discovery then says what it is).
+//
+// So an idle sweep of a fabric whose SM clears PortStateChange costs
+// one SMP per switch plus the probes. What a light sweep cannot see: a
+// change that sets no switch's bit, changes no SwitchInfo and touches no
+// probe (a width renegotiated without a state change, a node that
+// stops answering), and a state change whose bit the SM set and cleared
+// between two light sweeps. A caller that must see those runs a full
+// discovery now and then (ibavtrack watch --full-interval).
+//
+// Without an SM clearing the bits every switch stays marked, and a light
+// sweep reads every switch port and its peer: no saving, and nothing
+// missed but what none of those reads shows (a NodeDescription, say).
 func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe, workers int) (*LightResult, error) {
 	start := q.SMPs()
 	res := &LightResult{}

@@ -42,6 +42,8 @@ func TestBadInput(t *testing.T) {
 		{"max-op-vls negative", []string{"links", "--sim", mix, "--max-op-vls", "-3"}, "--max-op-vls -3", "must be 1..5"},
 		{"max-op-vls absurd", []string{"links", "--sim", mix, "--max-op-vls", "100"}, "--max-op-vls 100", "must be 1..5"},
 		{"negative interval", []string{"watch", "--sim", mix, "--interval", "-1s", "hA"}, "--interval -1s", "must be positive"},
+		{"full interval syntax", []string{"watch", "--sim", mix, "--full-interval", "later", "hA"}, "--full-interval later", "not a time: give seconds (10) or a duration"},
+		{"negative full interval", []string{"watch", "--sim", mix, "--full-interval", "-1m", "hA"}, "--full-interval -1m", "must be 0 (every sweep full) or more"},
 		{"negative count", []string{"watch", "--sim", mix, "--count", "-1", "hA"}, "--count -1", "must be 0 or more"},
 		{"negative hold", []string{"watch", "--sim", mix, "--hold", "-1", "hA"}, "--hold -1", "must be 0..1000"},
 		{"absurd hold", []string{"watch", "--sim", mix, "--hold", "5000", "hA"}, "--hold 5000", "must be 0..1000"},

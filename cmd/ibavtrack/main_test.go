@@ -22,7 +22,7 @@ func TestIntervalFloor(t *testing.T) {
 	defer func() { minInterval = time.Millisecond }()
 	for _, iv := range []string{"1ns", "999ms"} {
 		out, stderr, code := runTool(t, "watch", "--sim", "testdata/pathmix.net", "--interval", iv, "hA")
-		want := "ibavtrack: --interval " + iv + ": must be at least 1s (every sweep rediscovers the fabric)\n"
+		want := "ibavtrack: --interval " + iv + ": must be at least 1s (every sweep reads every switch)\n"
 		if code != 2 || string(stderr) != want || len(out) != 0 {
 			t.Errorf("--interval %s: exit %d, stderr %q, want 2 and %q", iv, code, stderr, want)
 		}
@@ -34,7 +34,7 @@ func TestIntervalFloor(t *testing.T) {
 		}
 	}
 	if _, stderr, code := runTool(t, "watch", "--sim", "testdata/pathmix.net", "--interval", "0.5", "hA"); code != 2 ||
-		string(stderr) != "ibavtrack: --interval 0.5: must be at least 1s (every sweep rediscovers the fabric)\n" {
+		string(stderr) != "ibavtrack: --interval 0.5: must be at least 1s (every sweep reads every switch)\n" {
 		t.Errorf("--interval 0.5: exit %d: %q", code, stderr)
 	}
 }

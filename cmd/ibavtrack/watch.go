@@ -16,6 +16,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/pkg/avwatch"
+	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/pma"
@@ -31,11 +32,12 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "watch",
 		Usage: "re-resolve the AV to each DST every interval and print one line per change",
-		UsageText: "ibavtrack watch [--interval D] [--count N] [--hold N] [--src SRC] [--counters] [--json] [fabric options] DST...\n" +
+		UsageText: "ibavtrack watch [--interval D] [--full-interval D] [--count N] [--hold N] [--src SRC] [--counters] [--json] [fabric options] DST...\n" +
 			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port;\n" +
 			"   with --counters DST may be omitted)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "interval", Value: "10s", Usage: "time `D` between sweeps (seconds, or a duration such as 1m30s; at least 1s)"},
+			&cli.StringFlag{Name: "full-interval", Value: "5m", Usage: "longest time `D` between full sweeps; the sweeps between are light (every switch's SwitchInfo and the watched routes) unless those show a change (0: every sweep full)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
@@ -52,9 +54,10 @@ type watcher struct {
 	now  func() time.Time
 }
 
-// MinInterval is the shortest --interval: a sweep rediscovers the whole
-// fabric and reads every forwarding table, so shorter would only load
-// the fabric's management network (and the SM's) in a tight loop.
+// MinInterval is the shortest --interval: a full sweep rediscovers the
+// whole fabric and reads every forwarding table, and even a light one
+// reads every switch, so shorter would only load the fabric's
+// management network (and the SM's) in a tight loop.
 const MinInterval = time.Second
 
 // minInterval is MinInterval; tests lower it to watch many sweeps fast.
@@ -69,12 +72,18 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return cliapp.Usage("--interval "+c.String("interval"), err.Error())
 	}
+	fullInterval, err := parseInterval(c.String("full-interval"))
+	if err != nil {
+		return cliapp.Usage("--full-interval "+c.String("full-interval"), err.Error())
+	}
 	count, hold := c.Int("count"), c.Int("hold")
 	switch {
 	case interval <= 0:
 		return cliapp.Usage("--interval "+c.String("interval"), "must be positive")
 	case interval < minInterval:
-		return cliapp.Usage("--interval "+c.String("interval"), "must be at least "+minInterval.String()+" (every sweep rediscovers the fabric)")
+		return cliapp.Usage("--interval "+c.String("interval"), "must be at least "+minInterval.String()+" (every sweep reads every switch)")
+	case fullInterval < 0:
+		return cliapp.Usage("--full-interval "+c.String("full-interval"), "must be 0 (every sweep full) or more")
 	case count < 0:
 		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:
@@ -89,6 +98,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	avw := avwatch.New(hold, c.Args().Slice())
 	defer avw.Close()
 	checked := false
+	sched := avwatch.Schedule{FullInterval: fullInterval}
 	var prev *portcounters.Snapshot
 	for sweep := 0; count == 0 || sweep < count; sweep++ {
 		if sweep > 0 {
@@ -98,7 +108,20 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			case <-time.After(interval):
 			}
 		}
-		err := s.sweep(c.Context, avw.Len() > 0)
+		now := time.Now()
+		light := !sched.Full(now, avw, !s.complete())
+		if light {
+			changed, err := s.lightSweep(c.Context, avw)
+			if cliapp.Code(err) == exitcode.Interrupted {
+				return err
+			}
+			light = err == nil && !changed
+		}
+		var err error
+		if !light {
+			err = s.sweep(c.Context, avw.Len() > 0)
+			sched.Ran(now)
+		}
 		if s.fab.PeerGone() && cliapp.Code(err) != exitcode.Interrupted {
 			// ibsim ended or restarted: the client will never work
 			// again. Attach anew and sweep on the new one.
@@ -111,6 +134,7 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			}
 			fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away (ended or restarted); attached again: %s\n", sweep+1, s.fab.Desc)
 			err = s.sweep(c.Context, avw.Len() > 0)
+			sched.Ran(time.Now())
 		}
 		if err != nil {
 			if cliapp.Code(err) == exitcode.Interrupted {
@@ -176,6 +200,25 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// lightSweep runs a light sweep over the last full sweep's fabric (see
+// discover.LightSweep) and reports whether it saw a change; an error
+// (other than an interrupt) means a full sweep should say what it is.
+func (s *session) lightSweep(ctx context.Context, avw *avwatch.Watcher) (bool, error) {
+	q := s.settings.Querier(s.fab)
+	var local *model.PhysPort
+	if p := localPort(s.res.Fabric); p != nil {
+		local = p.Phys
+	}
+	res, err := discover.LightSweep(ctx, q, s.res.Fabric, avw.Probes(s.tables, local), q.Window.Max())
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted during a light sweep"))
+		}
+		return false, err
+	}
+	return res.Changed, nil
 }
 
 // pathRecords returns the sweep's PathRecord function: it asks the SA at

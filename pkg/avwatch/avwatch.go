@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
@@ -85,6 +86,8 @@ type Target struct {
 	lastRoute  string
 	lastSource avSource
 	lastErr    string
+	// path is the route of the last sweep's AV (nil: none resolved).
+	path *pathav.Path
 }
 
 // avSource is where an AV came from and, for a computed one, why the SA
@@ -141,6 +144,80 @@ func (w *Watcher) Update(sweep int, f *model.Fabric, tables *routing.Tables, src
 	return nil
 }
 
+// Unresolved reports whether the last Update left a destination without
+// an AV: a light sweep cannot tell when it becomes reachable again (the
+// route to it is not known), so the next sweep should be a full one.
+func (w *Watcher) Unresolved() bool {
+	for _, t := range w.targets {
+		if t.path == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Probes are the reads a light sweep (discover.LightSweep) makes so that
+// a change on a watched route is seen whatever the switches'
+// PortStateChange bits say: the PortInfo of local (the port the tool is
+// attached at; nil: none) and, for each destination resolved by the last
+// Update, of every port its route leaves and enters, of its source and
+// destination ports, the destination's NodeInfo, and the forwarding
+// table block holding the DLID on every switch the route leaves.
+func (w *Watcher) Probes(tables *routing.Tables, local *model.PhysPort) []discover.Probe {
+	type key struct {
+		path string
+		attr uint16
+		mod  uint32
+	}
+	seen := make(map[key]bool)
+	var out []discover.Probe
+	add := func(p discover.Probe) {
+		k := key{p.Path.String(), p.Attr, p.Mod}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	port := func(pp *model.PhysPort) {
+		if pp != nil && pp.HasInfo {
+			add(discover.PortInfoProbe(pp))
+		}
+	}
+	port(local)
+	for _, t := range w.targets {
+		p := t.path
+		if p == nil {
+			continue
+		}
+		if p.Src != nil {
+			port(p.Src.Phys)
+		}
+		for _, h := range p.Hops {
+			port(h.Out)
+			port(h.In)
+			if sw := h.Out.Node; sw.IsSwitch() && tables != nil {
+				blk := int(p.AV.DLID) / 64
+				if tab := tables.Table(sw); len(tab) >= (blk+1)*64 {
+					add(discover.BytesProbe(sw.Path, smp.AttrLinearForwardingTable, uint32(blk), tab[blk*64:(blk+1)*64],
+						fmt.Sprintf("forwarding table block %d of %s", blk, sw.Description())))
+				}
+			}
+		}
+		if d := p.DstPhys; d != nil {
+			port(d)
+			add(discover.NodeInfoProbe(d.Node))
+			if d.Node.IsSwitch() && tables != nil {
+				blk := int(p.AV.DLID) / 64
+				if tab := tables.Table(d.Node); len(tab) >= (blk+1)*64 {
+					add(discover.BytesProbe(d.Node.Path, smp.AttrLinearForwardingTable, uint32(blk), tab[blk*64:(blk+1)*64],
+						fmt.Sprintf("forwarding table block %d of %s", blk, d.Node.Description())))
+				}
+			}
+		}
+	}
+	return out
+}
+
 // SourcePort is the watch's source port and SLID: spec (the LID given,
 // else the port's base LID) or, when spec is empty, local (its base LID).
 func SourcePort(f *model.Fabric, spec string, local *model.Port) (*model.Port, uint16, error) {
@@ -173,6 +250,7 @@ func RouteText(p *pathav.Path) string {
 // emits an event when something changed.
 func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.Tables, src *model.Port, slid uint16, srcErr error, emit func(*Event) error) error {
 	var av *model.AV
+	var resolved *pathav.Path
 	var route, fail string
 	from := avSource{source: pathav.SourceComputed}
 	if srcErr != nil {
@@ -195,9 +273,13 @@ func (w *Watcher) update(t *Target, sweep int, f *model.Fabric, tables *routing.
 			}
 		}
 		a := p.AV
-		av, route = &a, RouteText(p)
+		av, route, resolved = &a, RouteText(p), p
 	}
 
+	t.path = nil
+	if av != nil {
+		t.path = resolved
+	}
 	var err error
 	cur, _ := t.tr.GetCurrent(false)
 	switch {

@@ -1,0 +1,392 @@
+package avwatch_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/avwatch"
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/fabricjson"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/transport"
+)
+
+// counting counts the SMPs sent through a transport.
+type counting struct {
+	transport.Transport
+	n atomic.Int64
+}
+
+func (c *counting) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	c.n.Add(1)
+	return c.Transport.Exchange(ctx, dlid, req, resp)
+}
+
+func (c *counting) Limits() transport.Limits { return transport.LimitsOf(c.Transport) }
+
+// watchSide is one watch, as ibavtrack watch runs it: full sweeps (a
+// discovery and every forwarding table) and, when light, light sweeps
+// between them.
+type watchSide struct {
+	tr     *counting
+	light  bool
+	sched  avwatch.Schedule
+	res    *discover.Result
+	tables *routing.Tables
+	w      *avwatch.Watcher
+	sweeps int
+	// fulls counts the full sweeps; lastLight is what the last light
+	// sweep found (nil: the sweep was full without one).
+	fulls     int
+	lastLight *discover.LightResult
+}
+
+func newSide(t testing.TB, f *sim.Fabric, light bool, dsts []string) *watchSide {
+	t.Helper()
+	tr, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return newSideOn(t, tr, light, dsts)
+}
+
+// newSideOn is a watch of dsts through tr (light: with light sweeps).
+func newSideOn(t testing.TB, tr transport.Transport, light bool, dsts []string) *watchSide {
+	s := &watchSide{tr: &counting{Transport: tr}, light: light, w: avwatch.New(0, dsts)}
+	if light {
+		s.sched.FullInterval = time.Hour
+	}
+	t.Cleanup(s.w.Close)
+	return s
+}
+
+func (s *watchSide) querier() *discover.Querier {
+	return &discover.Querier{Transport: s.tr, Timeout: 100 * time.Millisecond, Retries: 1}
+}
+
+func localPhys(f *model.Fabric) *model.PhysPort {
+	if f.From == nil {
+		return nil
+	}
+	return f.From.Port(int(f.FromPort))
+}
+
+// sweep runs one sweep and returns its events' texts.
+func (s *watchSide) sweep(t testing.TB) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	complete := s.res != nil && !s.res.Partial()
+	s.lastLight = nil
+	full := !s.light || s.sched.Full(time.Now(), s.w, !complete)
+	if !full {
+		lr, err := discover.LightSweep(ctx, s.querier(), s.res.Fabric, s.w.Probes(s.tables, localPhys(s.res.Fabric)), 16)
+		if err != nil {
+			t.Fatalf("light sweep: %v", err)
+		}
+		s.lastLight = lr
+		full = lr.Changed
+	}
+	if full {
+		res, err := discover.Discover(ctx, s.tr, discover.Config{Timeout: 100 * time.Millisecond, Retries: 1, Outstanding: 16})
+		if err != nil {
+			t.Fatalf("discover: %v", err)
+		}
+		tabs, err := routing.Read(ctx, s.querier(), res.Fabric, 16)
+		if err != nil {
+			t.Fatalf("forwarding tables: %v", err)
+		}
+		s.res, s.tables = res, tabs
+		s.sched.Ran(time.Now())
+		s.fulls++
+	}
+	f := s.res.Fabric
+	var src *model.Port
+	if pp := localPhys(f); pp != nil {
+		src = f.PortByGUID(pp.GUID)
+	}
+	p, slid, srcErr := avwatch.SourcePort(f, "", src)
+	var out []string
+	err := s.w.Update(s.sweeps, f, s.tables, p, slid, srcErr, func(ev *avwatch.Event) error {
+		out = append(out, ev.Target+": "+ev.Text())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sweeps++
+	return out
+}
+
+// fabricJSON renders a fabric for comparison.
+func fabricJSON(t *testing.T, res *discover.Result) string {
+	t.Helper()
+	var b strings.Builder
+	if err := fabricjson.Write(&b, res.Fabric, fabricjson.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// setWidth changes the enabled (and so active) width of a port, as
+// ibportstate width does: a PortInfo Set through the simulator.
+func setWidth(t *testing.T, tr transport.Transport, path smp.DRPath, port uint32, width uint8) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	q := &discover.Querier{Transport: tr, Timeout: time.Second}
+	var cur [smp.DataSize]byte
+	if err := q.Get(ctx, path, smp.AttrPortInfo, port, cur[:]); err != nil {
+		t.Fatal(err)
+	}
+	var pi smp.PortInfo
+	if err := pi.UnmarshalBinary(cur[:]); err != nil {
+		t.Fatal(err)
+	}
+	pi.PortState, pi.LinkSpeedEnabled, pi.LinkSpeedExtEnabled, pi.LinkWidthEnabled = 0, 0, 0, width
+	m := smp.NewGet(path, smp.AttrPortInfo, port)
+	m.Method = smp.MethodSet
+	if err := pi.MarshalTo(m.Data[:]); err != nil {
+		t.Fatal(err)
+	}
+	req, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := make([]byte, len(req))
+	if err := tr.Exchange(ctx, smp.PermissiveLID, req, resp); err != nil {
+		t.Fatal(err)
+	}
+	var r smp.MAD
+	if err := r.UnmarshalBinary(resp); err != nil || r.StatusCode() != 0 {
+		t.Fatalf("PortInfo Set: %v status %#x", err, r.StatusCode())
+	}
+}
+
+// TestLightSweepReportsAsFull runs two watches of the same destinations
+// side by side on a simulated fat tree whose SM has cleared every
+// PortStateChange bit: one with full sweeps only, one with light sweeps
+// between full ones. After each change, of every class, the light one
+// must report exactly what the full one reports, in the same sweep; and
+// where the change sets a PortStateChange bit or touches a watched route,
+// its fabric must be the full one's.
+func TestLightSweepReportsAsFull(t *testing.T) {
+	f, err := sim.Generate("fattree:levels=2,radix=8", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.RunSM("H0"); err != nil {
+		t.Fatal(err)
+	}
+	dsts := []string{"H31", "H5", "H17"}
+	full, light := newSide(t, f, false, dsts), newSide(t, f, true, dsts)
+	probe, err := f.Attach("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+
+	step := func(name string, wantEvents, wantFull bool) {
+		t.Helper()
+		fe, le := full.sweep(t), light.sweep(t)
+		if !slices.Equal(fe, le) {
+			t.Errorf("%s: light sweep reported\n%q\nfull sweep reported\n%q", name, le, fe)
+		}
+		if wantEvents && len(fe) == 0 {
+			t.Errorf("%s: no event: the change does not test anything", name)
+		}
+		if wantFull {
+			if light.lastLight != nil && !light.lastLight.Changed {
+				t.Errorf("%s: the light sweep saw no change", name)
+			}
+			if a, b := fabricJSON(t, light.res), fabricJSON(t, full.res); a != b {
+				t.Errorf("%s: the light watch's fabric differs from a full discovery's", name)
+			}
+		}
+		t.Logf("%s: %q (light: %+v)", name, le, light.lastLight)
+	}
+	exec := func(cmd string) {
+		t.Helper()
+		if err := f.Exec(cmd); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+	}
+	sm := func() {
+		t.Helper()
+		if err := f.RunSM("H0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	step("first sweep", true, true)
+	step("idle", false, false)
+	if light.lastLight == nil || light.lastLight.Changed {
+		t.Fatalf("idle: want a light sweep that sees no change, got %+v", light.lastLight)
+	}
+
+	// Off every watched route: only the PortStateChange bit tells.
+	exec(`Unlink "H12"[1]`)
+	step("link down, off route", false, true)
+	exec(`ReLink "H12"[1]`)
+	step("link up, off route (Initialize)", false, true)
+	// The SM brings the port up and clears the bit between two light
+	// sweeps: nothing cheap tells (the light watch's fabric keeps the
+	// port Initialize until the next full sweep), and no watched route
+	// changed, so neither watch reports anything.
+	sm()
+	step("link up, off route, SM ran", false, false)
+
+	// On a watched route.
+	exec(`Unlink "H31"[1]`)
+	step("link down", true, true)
+	exec(`ReLink "H31"[1]`)
+	step("link up (Initialize)", true, true)
+	sm()
+	step("link up, SM ran", true, true)
+
+	// A node gone (every link of it) and back: a node added.
+	exec(`Unlink "H5"`)
+	step("node gone", true, true)
+	sm()
+	step("node gone, SM ran", false, true)
+	exec(`ReLink "H5"`)
+	sm()
+	step("node added, SM ran", true, true)
+
+	// A node that stops answering.
+	exec(`Kill "H17"`)
+	step("node dead", true, false)
+	exec(`Revive "H17"`)
+	step("node revived", true, false)
+
+	// A LID moved, then the SM routes it.
+	exec(`Baselid "H31"[1] 200`)
+	step("LID moved", true, true)
+	sm()
+	step("LID moved, SM ran", true, true)
+
+	// A width change on a watched route: no state change, no bit.
+	setWidth(t, probe, pathTo(t, full.res.Fabric, "H31"), 1, 1)
+	step("width change", true, true)
+
+	step("idle again", false, false)
+	if light.lastLight == nil || light.lastLight.Changed {
+		t.Errorf("idle again: want a light sweep that sees no change, got %+v", light.lastLight)
+	}
+	// The safety net: a full sweep at the full interval.
+	sm()
+	light.sched.FullInterval = time.Nanosecond
+	step("full interval", false, true)
+	if light.lastLight != nil {
+		t.Errorf("full interval: want a full sweep, got a light one: %+v", light.lastLight)
+	}
+	if light.fulls >= full.fulls {
+		t.Errorf("light watch ran %d full sweeps of %d", light.fulls, full.fulls)
+	}
+}
+
+// pathTo is the directed route to the node described desc.
+func pathTo(t *testing.T, f *model.Fabric, desc string) smp.DRPath {
+	t.Helper()
+	for _, n := range f.Nodes {
+		if n.Description() == desc {
+			return n.Path
+		}
+	}
+	t.Fatalf("no node %q", desc)
+	return smp.DRPath{}
+}
+
+// The fat trees of the idle-cost test and benchmark: the 2,144-node tree
+// of docs/performance.md (64 leaves, 32 spines, 2,048 hosts) and a
+// 324-node one.
+const (
+	tree2144 = "fattree:levels=2,radix=64"
+	tree324  = "fattree:levels=2,radix=24"
+)
+
+// lastHost names each tree's last host (hosts come first, H0 is where the
+// watch is attached).
+var lastHost = map[string]string{tree2144: "H2047", tree324: "H287"}
+
+// idleWatch is a light watch of two hosts, far apart, on a generated fat
+// tree whose SM has run, after its first (full) sweep.
+func idleWatch(tb testing.TB, spec string) (*sim.Fabric, *watchSide) {
+	tb.Helper()
+	f, err := sim.Generate(spec, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.RunSM("H0"); err != nil {
+		tb.Fatal(err)
+	}
+	s := newSide(tb, f, true, []string{"H1", lastHost[spec]})
+	if ev := s.sweep(tb); len(ev) != 2 || s.fulls != 1 {
+		tb.Fatalf("first sweep: %d full, events %q", s.fulls, ev)
+	}
+	return f, s
+}
+
+// TestIdleLightSweepCost counts, through the transport, the SMPs of an
+// idle light sweep on a generated fat tree: one SwitchInfo per switch
+// plus the probes of the two watched routes, a constant (at most 13 per
+// destination and the local port: a route across a two-level tree has
+// four links).
+func TestIdleLightSweepCost(t *testing.T) {
+	spec := tree2144
+	if testing.Short() {
+		spec = tree324
+	}
+	_, s := idleWatch(t, spec)
+	sws := len(s.res.Fabric.Switches())
+	probes := len(s.w.Probes(s.tables, localPhys(s.res.Fabric)))
+	before := s.tr.n.Load()
+	if ev := s.sweep(t); len(ev) != 0 {
+		t.Fatalf("idle sweep reported %q", ev)
+	}
+	n := s.tr.n.Load() - before
+	if s.lastLight == nil || s.lastLight.Changed || s.fulls != 1 {
+		t.Fatalf("idle sweep: want a light sweep seeing no change, got %+v (%d full)", s.lastLight, s.fulls)
+	}
+	const perRoute = 13
+	if probes > 1+2*perRoute {
+		t.Errorf("%d probes for two routes: want at most %d", probes, 1+2*perRoute)
+	}
+	if n != int64(sws+probes) || s.lastLight.SMPs != n {
+		t.Errorf("idle light sweep sent %d SMPs (light sweep counted %d): want %d switches + %d probes", n, s.lastLight.SMPs, sws, probes)
+	}
+	t.Logf("%s: %d nodes, %d switches: idle light sweep %d SMPs", spec, len(s.res.Fabric.Nodes), sws, n)
+}
+
+// BenchmarkWatchSweep compares an idle light sweep with a full one (a
+// discovery and every forwarding table) on the 2,144-node tree, watching
+// two hosts, and reports the SMPs of each.
+func BenchmarkWatchSweep(b *testing.B) {
+	for _, kind := range []string{"full", "light"} {
+		b.Run(kind, func(b *testing.B) {
+			_, s := idleWatch(b, tree2144)
+			s.light = kind == "light"
+			before := s.tr.n.Load()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if ev := s.sweep(b); len(ev) != 0 {
+					b.Fatalf("idle sweep reported %q", ev)
+				}
+			}
+			b.StopTimer()
+			if s.light && s.fulls != 1 {
+				b.Fatalf("%d full sweeps while idle", s.fulls-1)
+			}
+			b.ReportMetric(float64(s.tr.n.Load()-before)/float64(b.N), "SMPs/sweep")
+			b.ReportMetric(float64(len(s.res.Fabric.Nodes)), "nodes")
+		})
+	}
+}

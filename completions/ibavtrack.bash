@@ -19,7 +19,7 @@ _ibavtrack() {
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--Direct|--Port|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--outstanding-smps|--outstanding_smps|--port-guid|--retries|--sim-host|--smkey|--src|--suppress|--timeout|-D|-G|-P|-S|-o|-s|-t|-y)
+	--Direct|--Port|--count|--hold|--ibsim-sockname|--interval|--m_key|--max-nodes|--max-op-vls|--max-smps|--mcast|--outstanding-smps|--outstanding_smps|--port-guid|--retries|--sim-host|--smkey|--src|--suppress|--timeout|-D|-G|-P|-S|-o|-s|-t|-y)
 		return
 		;;
 	esac
@@ -45,7 +45,7 @@ _ibavtrack() {
 		;;
 	watch)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--Ca --Port --color --config --count --counters --debug --errors --fixed-timeout --help --hold --ibsim --ibsim-sockname --interval --json --lid-reads --m_key --max-nodes --max-smps --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --src --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+			COMPREPLY=($(compgen -W "--Ca --Port --color --config --count --counters --debug --errors --fixed-timeout --help --hold --ibsim --ibsim-sockname --interval --json --lid-reads --m_key --max-nodes --max-smps --mcast --outstanding-smps --outstanding_smps --retries --sim --sim-host --sim-sm --src --strict --timeout --verbose --version -C -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		fi
 		;;
 	errors)

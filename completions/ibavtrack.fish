@@ -91,6 +91,7 @@ complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l hold -x -d 'each
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l src -x -d 'source port SRC (default: the port the tool is attached at)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l json -d 'print one JSON object per change'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l counters -d 'also read every port\'s PerfMgt error counters each sweep and print a line for each link whose counters went up'
+complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l mcast -x -d 'instead of DSTs, track the AV of the multicast group MGID|MLID (from the SA\'s MCMemberRecord)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l Ca -s C -x -a '(ls /sys/class/infiniband 2>/dev/null)' -d 'use the InfiniBand device NAME (kernel umad)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l Port -s P -x -d 'use port N of the device (kernel umad)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l ibsim -d 'use a running ibsim (IBSIM_SOCKNAME, IBSIM_SERVER_NAME/PORT, SIM_HOST as libumad2sim)'

@@ -29,6 +29,7 @@ const examples = `EXAMPLES:
    ibavtrack watch 7 12 --interval 5s                        report every AV change toward LIDs 7 and 12
    ibavtrack errors --threshold-file thresholds --check      ports whose error counters exceed thresholds (as ibqueryerrors)
    ibavtrack mcast --members --smkey 1                       multicast groups' members (as saquery -m --smkey 1)
+   ibavtrack watch --mcast 0xc000 --interval 5s              report every change of a multicast group's AV
 
 EXIT STATUS:
    0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part

@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/testkit/golden"
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
@@ -17,6 +19,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/testkit/mcjoin"
 	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/sa"
+	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
 // joiner is a CA port that joins groups through the test-only helper.
@@ -143,5 +146,109 @@ func validateMcast(t *testing.T, name string, doc []byte) {
 	}
 	if err := s.ValidateJSON(doc); err != nil {
 		t.Errorf("%s: does not validate against docs/mcast.schema.json: %v\n%s", name, err, doc)
+	}
+}
+
+// testMGID is a group the test creates (not IPoIB's signature, whose
+// values OpenSM takes from the partition).
+var testMGID = sa.GID{0xff, 0x12, 0x12, 0x34, 0xff, 0xff, 0, 0, 0, 0, 0, 1, 0xff, 0, 0x12, 0x34}
+
+func (j *joiner) create(t *testing.T, rec sa.MCMemberRecord) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := mcjoin.Create(ctx, j.cl, j.sm, j.guid, rec); err != nil {
+		t.Fatalf("create from %s: %v", j.host, err)
+	}
+}
+
+// TestWatchMcastLive: on ibsim with OpenSM running, watch --mcast MGID
+// follows a group a CA port created through the test helper (Q_Key
+// 0x1111, MTU 2048): its AV at the first sweep; after the one member
+// leaves, OpenSM deletes the group and the AV is cleared (gone, the
+// held reference shown retired); after the port creates it again with
+// other values (Q_Key 0x2222, MTU 1024, SL 1), a new current AV listing
+// what changed; a second member joining changes nothing. The MLID form
+// finds the same group. Every line validates against
+// docs/mcast-event.schema.json.
+func TestWatchMcastLive(t *testing.T) {
+	ibsimtest.Require(t)
+	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net.2sw2path4hca")
+	sim.StartOpenSM(t, "Hca1")
+	j3, j1 := attachJoiner(t, sim, "Hca3"), attachJoiner(t, sim, "Hca1")
+	first := sa.MCMemberRecord{MGID: testMGID, QKey: 0x1111, PKey: 0xffff, MTUSelector: sa.SelectorExactly, MTU: smp.MTU2048, RateSelector: sa.SelectorExactly, Rate: smp.Rate10}
+	j3.create(t, first)
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, _ *attach.Fabric) {
+		switch sweep {
+		case 0:
+			j3.leave(t, testMGID)
+		case 1:
+			again := first
+			again.QKey, again.MTU, again.SL = 0x2222, smp.MTU1024, 1
+			j3.create(t, again)
+		case 2:
+			j1.join(t, testMGID)
+		}
+	}
+	defer func() { afterSweep = nil }()
+	out, errb, code := runTool(t, "watch", "--mcast", "ff12:1234:ffff::1:ff00:1234", "--json", "--count", "4", "--interval", "1ms",
+		"--ibsim-sockname", sim.SockName, "--sim-host", "Hca2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errb)
+	}
+	t.Logf("watch --mcast --json:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	type ev struct {
+		Event     string
+		Recreated bool
+		Changes   []struct{ Field, Old, New string }
+		AV        *groupAVJSON
+		Retired   []groupRetiredJSON
+	}
+	var evs []ev
+	for i, l := range lines {
+		validateSchema(t, "../../docs/mcast-event.schema.json", fmt.Sprintf("line %d", i+1), []byte(l))
+		var e ev
+		json.Unmarshal([]byte(l), &e)
+		evs = append(evs, e)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want new, gone, change:\n%s", len(evs), out)
+	}
+	if e := evs[0]; e.Event != "new" || e.AV == nil || e.AV.QKey != "0x00001111" || e.AV.MTUBytes != 2048 || e.AV.MLID < 0xc000 {
+		t.Errorf("first event %+v", e)
+	}
+	mlid := evs[0].AV.MLID
+	if e := evs[1]; e.Event != "gone" || e.AV != nil || len(e.Retired) != 1 || e.Retired[0].AV.QKey != "0x00001111" {
+		t.Errorf("after the leave: %+v", e)
+	}
+	var changed []string
+	for _, c := range evs[2].Changes {
+		changed = append(changed, c.Field+" "+c.Old+" "+c.New)
+	}
+	if e := evs[2]; e.Event != "change" || !e.Recreated || e.AV == nil || e.AV.QKey != "0x00002222" || e.AV.SL != 1 ||
+		strings.Join(changed, ", ") != "mtu 2048 1024, sl 0 1, qkey 0x00001111 0x00002222" {
+		t.Errorf("after the re-creation: %+v (changes %v)", e, changed)
+	}
+	// By MLID: the group as it is now, one event.
+	afterSweep = nil
+	out, errb, code = runTool(t, "watch", "--mcast", fmt.Sprintf("0x%x", mlid), "--count", "1", "--interval", "1ms",
+		"--ibsim-sockname", sim.SockName, "--sim-host", "Hca2")
+	if code != 0 || !strings.Contains(string(out), "AV mgid ff12:1234:ffff::1:ff00:1234 mlid ") || !strings.Contains(string(out), "mtu 1024 rate 10 Gb/s sl 1 qkey 0x00002222") {
+		t.Errorf("by MLID: exit %d\n%s%s", code, out, errb)
+	}
+}
+
+// validateSchema checks a document against a schema file.
+func validateSchema(t *testing.T, file, name string, doc []byte) {
+	t.Helper()
+	s, err := jsonschema.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ValidateJSON(doc); err != nil {
+		t.Errorf("%s: does not validate against %s: %v\n%s", name, file, err, doc)
 	}
 }

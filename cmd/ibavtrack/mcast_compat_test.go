@@ -76,7 +76,8 @@ func (j *joiner) leave(t *testing.T, mgid [16]byte) {
 // before any join (OpenSM's broadcast group, no member), after three CA
 // ports join it through the test helper (OpenSM lists each member only
 // to its SM_Key; saquery -m names only the nodes of the first NodeRecord
-// the shim lets through), and after one leaves. The JSON validates
+// the shim lets through), after one leaves, and after a port creates a
+// second group. The JSON validates
 // against docs/mcast.schema.json and lists the same members.
 func TestCompatMcast(t *testing.T) {
 	ibsimtest.Require(t)
@@ -129,10 +130,16 @@ func TestCompatMcast(t *testing.T) {
 	compare("after three joins", 3)
 	js[1].leave(t, mcjoin.BroadcastMGID)
 	compare("after Hca2 left", 2)
+	// A second group, created by Hca3 (MTU 1024, SL 1): two groups, and
+	// Hca3 a member of both.
+	js[2].create(t, sa.MCMemberRecord{MGID: testMGID, QKey: 0x1111, PKey: 0xffff, SL: 1,
+		MTUSelector: sa.SelectorExactly, MTU: smp.MTU1024, RateSelector: sa.SelectorExactly, Rate: smp.Rate10})
+	cases = append(cases, pair{[]string{"-m", "0xc001", "--smkey", "1"}, []string{"--members", "0xc001", "--smkey", "1"}})
+	compare("after Hca3 created a second group", 3)
 
 	// An MLID no group has: nothing on stdout (as saquery), one line.
 	out, errb, code := runTool(t, append([]string{"mcast", "--members", "0xc00f"}, base...)...)
-	if code != exitcode.Usage || len(out) != 0 || !strings.Contains(string(errb), "MLID 0xc00f: no such multicast group (the SA lists 0xc000)") {
+	if code != exitcode.Usage || len(out) != 0 || !strings.Contains(string(errb), "MLID 0xc00f: no such multicast group (the SA lists 0xc001, 0xc000)") {
 		t.Errorf("unknown MLID: exit %d\n%s%s", code, out, errb)
 	}
 }

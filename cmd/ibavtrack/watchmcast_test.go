@@ -129,3 +129,27 @@ func TestWatchMcastBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchMcastSAFailsLater: an SA error status at a later sweep is one
+// line on standard error naming the sweep; the sweep is skipped (the
+// group is not taken as gone) and the watch goes on, exit 0.
+func TestWatchMcastSAFailsLater(t *testing.T) {
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	var asked atomic.Int32
+	groups := groupsAnswer(func() []sa.MCMemberRecord {
+		return []sa.MCMemberRecord{{MGID: testGroupMGID, MLID: 0xc001, QKey: 1, PKey: 0xffff, MTU: smp.MTU2048, Rate: smp.Rate10}}
+	})
+	fail := statusAnswer(sa.StatusNoResources)
+	withFakeSA(t, &fakeSA{answer: func(req []byte) []byte {
+		if asked.Add(1) == 2 { // the second sweep's one SA request
+			return fail(req)
+		}
+		return groups(req)
+	}}, nil)
+	out, errb, code := runTool(t, "watch", "--mcast", "0xc001", "--count", "3", "--interval", "1ms", "--sim", "testdata/pathmix.net")
+	if code != 0 || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), " 0xc001: AV mgid ") ||
+		string(errb) != "ibavtrack: sweep 2: asking the SA for its multicast groups: SA status 0x0100 (ERR_NO_RESOURCES)\n" {
+		t.Errorf("exit %d\n%s%s", code, out, errb)
+	}
+}

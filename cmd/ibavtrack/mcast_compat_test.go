@@ -259,3 +259,32 @@ func validateSchema(t *testing.T, file, name string, doc []byte) {
 		t.Errorf("%s: does not validate against %s: %v\n%s", name, file, err, doc)
 	}
 }
+
+// TestWatchMcastReattaches: ibsim restarted under the same name (with a
+// new OpenSM) between two sweeps: watch --mcast attaches again, says so
+// once, and finds the broadcast group unchanged (no event after the
+// first).
+func TestWatchMcastReattaches(t *testing.T) {
+	ibsimtest.Require(t)
+	net := ibsimtest.ExampleNet + "/net.2sw2path4hca"
+	s := ibsimtest.Start(t, net)
+	s.StartOpenSM(t, "Hca1")
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	afterSweep = func(sweep int, _ *attach.Fabric) {
+		if sweep == 0 {
+			s.Stop()
+			s2 := ibsimtest.Start(t, net, ibsimtest.WithSockName(s.SockName))
+			s2.StartOpenSM(t, "Hca1")
+		}
+	}
+	defer func() { afterSweep = nil }()
+	out, errb, code := runTool(t, "watch", "--mcast", "0xc000", "--ibsim-sockname", s.SockName, "--sim-host", "Hca2",
+		"--interval", "1ms", "--count", "3")
+	if code != 0 || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), "0xc000: AV mgid ff12:401b:ffff::ffff:ffff mlid 0xc000 mtu 2048") {
+		t.Fatalf("exit %d\n%s%s", code, out, errb)
+	}
+	if msg := string(errb); strings.Count(msg, "ibsim went away (ended or restarted); attached again: ") != 1 || strings.Count(msg, "\n") != 1 {
+		t.Errorf("stderr, want one reattach line:\n%s", msg)
+	}
+}

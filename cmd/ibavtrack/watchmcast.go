@@ -48,6 +48,18 @@ func watchMcast(c *cli.Context, stdout, stderr io.Writer, specs []string, interv
 			}
 		}
 		recs, err := s.mcastGroups(ctx)
+		if err != nil && sweep > 0 && s.fab.PeerGone() && cliapp.Code(err) != exitcode.Interrupted {
+			// ibsim ended or restarted: attach anew, as watch does.
+			if rerr := s.reattach(ctx); rerr != nil {
+				if cliapp.Code(rerr) == exitcode.Interrupted {
+					return rerr
+				}
+				fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away, and attaching again failed: %v\n", sweep+1, rerr)
+				continue
+			}
+			fmt.Fprintf(stderr, "ibavtrack: sweep %d: ibsim went away (ended or restarted); attached again: %s\n", sweep+1, s.fab.Desc)
+			recs, err = s.mcastGroups(ctx)
+		}
 		if err != nil {
 			if sweep == 0 || cliapp.Code(err) == exitcode.Interrupted {
 				return err

@@ -31,7 +31,7 @@ func TestBadInput(t *testing.T) {
 		{"mistyped global flag", []string{"--ibsm", "links"}, "--ibsm", "unknown option (did you mean --ibsim?)"},
 		{"mistyped flag", []string{"links", "--chek"}, "--chek", "unknown option (did you mean --check?)"},
 		{"mistyped watch flag", []string{"watch", "--intervall", "1s", "hA"}, "--intervall", "unknown option (did you mean --interval?)"},
-		{"help of no command", []string{"help", "nosuch"}, "help nosuch", "no such command (want links, path, watch, errors)"},
+		{"help of no command", []string{"help", "nosuch"}, "help nosuch", "no such command (want links, path, watch, errors, mcast)"},
 		{"max-op-vls syntax", []string{"links", "--sim", mix, "--max-op-vls", "x"}, "max-op-vls", "x"},
 		{"interval syntax", []string{"watch", "--sim", mix, "--interval", "soon", "hA"}, "--interval soon", "not a time: give seconds (10) or a duration"},
 		{"interval overflow", []string{"watch", "--sim", mix, "--interval", "1e300", "hA"}, "--interval 1e300", "not a usable number of seconds"},

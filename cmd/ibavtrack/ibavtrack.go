@@ -28,6 +28,8 @@ const examples = `EXAMPLES:
    ibavtrack path "hostA mlx5_0" 0x0011750000000e01 --json   by node name and port GUID, as JSON
    ibavtrack watch 7 12 --interval 5s                        report every AV change toward LIDs 7 and 12
    ibavtrack errors --threshold-file thresholds --check      ports whose error counters exceed thresholds (as ibqueryerrors)
+   ibavtrack mcast --members --smkey 1                       multicast groups' members (as saquery -m --smkey 1)
+   ibavtrack watch --mcast 0xc000 --interval 5s              report every change of a multicast group's AV
 
 EXIT STATUS:
    0 done; 1 fatal error; 2 bad arguments or input; 3 partial result (part
@@ -47,7 +49,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "ibavtrack",
 		Usage:           "check link MTU/VL settings, compute path address vectors and watch them change",
-		UsageText:       "ibavtrack links|path|watch|errors [options] [arguments]",
+		UsageText:       "ibavtrack links|path|watch|errors|mcast [options] [arguments]",
 		Description:     examples,
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -60,12 +62,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			pathCommand(stdout, stderr),
 			watchCommand(stdout, stderr),
 			errorsCommand(stdout, stderr),
+			mcastCommand(stdout, stderr),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return cliapp.Usage(c.Args().First(), "unknown command (want links, path, watch or errors)")
+				return cliapp.Usage(c.Args().First(), "unknown command (want links, path, watch, errors or mcast)")
 			}
-			return cliapp.Exit(exitcode.Usage, errors.New("a command is required: links, path, watch or errors"))
+			return cliapp.Exit(exitcode.Usage, errors.New("a command is required: links, path, watch, errors or mcast"))
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}

@@ -346,7 +346,7 @@ func TestSharedOptionsEitherSide(t *testing.T) {
 	}
 	// Options but no command: the command is what is missing.
 	_, stderr, code := runTool(t, "--sim", net, "-t", "100")
-	if code != exitcode.Usage || string(stderr) != "ibavtrack: a command is required: links, path, watch or errors\n" {
+	if code != exitcode.Usage || string(stderr) != "ibavtrack: a command is required: links, path, watch, errors or mcast\n" {
 		t.Errorf("no command: exit %d %q", code, stderr)
 	}
 }

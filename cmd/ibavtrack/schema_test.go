@@ -16,10 +16,12 @@ import (
 )
 
 var schemaFiles = map[string]string{
-	"ibdiag.links/v1":    "links.schema.json",
-	"ibdiag.path/v1":     "path.schema.json",
-	"ibdiag.av-event/v1": "av-event.schema.json",
-	"ibdiag.errors/v1":   "errors.schema.json",
+	"ibdiag.links/v1":       "links.schema.json",
+	"ibdiag.path/v1":        "path.schema.json",
+	"ibdiag.av-event/v1":    "av-event.schema.json",
+	"ibdiag.errors/v1":      "errors.schema.json",
+	"ibdiag.mcast/v1":       "mcast.schema.json",
+	"ibdiag.mcast-event/v1": "mcast-event.schema.json",
 
 	"ibdiag.counter-event/v1": "counter-event.schema.json",
 }
@@ -38,6 +40,9 @@ func jsonDocs(t *testing.T) map[string][]byte {
 		{"path", "--sim", "../../testdata/fabrics/demo.net", "10", "15"},
 		{"watch", "--sim", "testdata/pathmix.net", "--count", "2", "--interval", "1ms", "hA", "hB"},
 		{"errors", "--sim", "testdata/pathmix.net"},
+		{"mcast", "--sim", "testdata/pathmix.net"},
+		{"mcast", "--members", "--sim", "testdata/pathmix.net"},
+		{"watch", "--mcast", "0xc000", "--count", "1", "--interval", "1ms", "--sim", "testdata/pathmix.net"},
 		{"errors", "--check", "--switch", "--sim", "testdata/pathmix.net"},
 		{"errors", "--ca", "-c", "-s", "PortXmitWait", "--sim", "testdata/pathmix.net"},
 		// no SM ran, so no LIDs: nothing to check (exit 5), or every PMA

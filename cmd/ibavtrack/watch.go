@@ -33,6 +33,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "watch",
 		Usage: "re-resolve the AV to each DST every interval and print one line per change",
 		UsageText: "ibavtrack watch [--interval D] [--full-interval D] [--count N] [--hold N] [--src SRC] [--counters] [--json] [fabric options] DST...\n" +
+			"   ibavtrack watch --mcast MGID|MLID [--interval D] [--count N] [--hold N] [--json] [fabric options]\n" +
 			"   (DST, SRC: LID, port or node GUID, or node name; SRC defaults to the local port;\n" +
 			"   with --counters DST may be omitted)",
 		Flags: append([]cli.Flag{
@@ -43,6 +44,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per change"},
 			&cli.BoolFlag{Name: "counters", Usage: "also read every port's PerfMgt error counters each sweep and print a line for each link whose counters went up"},
+			&cli.StringSliceFlag{Name: "mcast", Usage: "instead of DSTs, track the AV of the multicast group `MGID|MLID` (from the SA's MCMemberRecord; repeatable)"},
 		}, commonFlags()...),
 		Action: func(c *cli.Context) error { return watchCmd(c, stdout, stderr) },
 	}
@@ -65,7 +67,11 @@ var minInterval = MinInterval
 
 func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	withCounters := c.Bool("counters")
-	if c.NArg() == 0 && !withCounters {
+	groups := c.StringSlice("mcast")
+	if len(groups) > 0 && (c.NArg() > 0 || withCounters || c.String("src") != "") {
+		return cliapp.Usage("--mcast", "watches multicast groups only: not with DST, --counters or --src")
+	}
+	if c.NArg() == 0 && !withCounters && len(groups) == 0 {
 		return cliapp.Usage("watch", "at least one DST is required (or --counters)")
 	}
 	interval, err := parseInterval(c.String("interval"))
@@ -88,6 +94,9 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Usage("--count "+strconv.Itoa(count), "must be 0 or more")
 	case hold < 0 || hold > 1000:
 		return cliapp.Usage("--hold "+strconv.Itoa(hold), "must be 0..1000")
+	}
+	if len(groups) > 0 {
+		return watchMcast(c, stdout, stderr, groups, interval, count, hold)
 	}
 	s, err := openSession(c)
 	if err != nil {

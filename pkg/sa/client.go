@@ -2,6 +2,7 @@ package sa
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -26,7 +27,11 @@ type Client struct {
 	// Retries is how many more times a request that got no answer is
 	// sent (a transfer already under way is not restarted).
 	Retries int
-	tid     atomic.Uint32
+	// SMKey is the SM_Key every request carries in its SA header (0:
+	// untrusted, as saquery without --smkey). OpenSM lists every member
+	// of a multicast group only to a requester with its SM_Key.
+	SMKey uint64
+	tid   atomic.Uint32
 }
 
 // NewClient returns a client of the SA at smLID (the local port's
@@ -98,6 +103,7 @@ func (c *Client) Get(ctx context.Context, attr uint16, mask uint64, rec, out []b
 	if err := MarshalRequest(req[:], MethodGet, attr, mask, rec, 0); err != nil {
 		return err
 	}
+	c.setKey(req[:])
 	h, err := c.exchange(ctx, req[:], resp[:])
 	if err != nil {
 		return err
@@ -111,6 +117,11 @@ func (c *Client) Get(ctx context.Context, attr uint16, mask uint64, rec, out []b
 	}
 	copy(out, resp[DataOffset:DataOffset+min(n, len(out))])
 	return nil
+}
+
+// setKey puts the client's SM_Key into a marshalled request.
+func (c *Client) setKey(req []byte) {
+	binary.BigEndian.PutUint64(req[36:], c.SMKey)
 }
 
 // exchange sends req (retrying one that got no answer) and decodes the
@@ -173,6 +184,7 @@ func (c *Client) GetTable(ctx context.Context, attr uint16, mask uint64, rec []b
 	if err := MarshalRequest(req[:], MethodGetTable, attr, mask, rec, 0); err != nil {
 		return Table{}, err
 	}
+	c.setKey(req[:])
 	if s, ok := transport.StreamerOf(c.tr); ok {
 		return c.stream(ctx, s, attr, req[:])
 	}

@@ -24,6 +24,9 @@ type Table struct {
 	// records that did not fit in the MAD are missing (saquery under
 	// the shim sees the same).
 	Unsized bool
+	// Cut, for an Unsized answer: the MAD's bytes past its last whole
+	// record are not all zero, so at least one record was cut off.
+	Cut bool
 }
 
 // Len returns the number of records.
@@ -154,6 +157,7 @@ func unsized(h *Header, b []byte) Table {
 		}
 	}
 	t.Data = append([]byte(nil), data[:n*t.Stride]...)
+	t.Cut = !allZero(data[n*t.Stride:])
 	return t
 }
 

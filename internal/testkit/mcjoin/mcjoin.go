@@ -59,10 +59,29 @@ func Leave(ctx context.Context, tr transport.Transport, smLID uint16, portGUID u
 	return err
 }
 
+// CreateMask is the component mask OpenSM requires of a join that
+// creates a group (MGID, PortGID, Q_Key, TClass, P_Key, FlowLabel, SL
+// and JoinState), with the MTU and rate selectors and values.
+const CreateMask = sa.MCRMGID | sa.MCRPortGID | 1<<2 | 1<<6 | 1<<7 | 1<<13 | 1<<12 | sa.MCRJoinState |
+	1<<4 | 1<<5 | 1<<8 | 1<<9
+
+// Create makes port portGUID a full member of the group rec describes
+// (rec.MGID; its Q_Key, P_Key, SL, TClass, FlowLabel, MTU and rate with
+// their selectors), creating the group when it does not exist, as an
+// application's first join does.
+func Create(ctx context.Context, tr transport.Transport, smLID uint16, portGUID uint64, rec sa.MCMemberRecord) (sa.MCMemberRecord, error) {
+	rec.JoinState = 1
+	return sendRec(ctx, tr, smLID, sa.MethodSet, portGUID, rec, CreateMask)
+}
+
 var tid atomic.Uint64
 
 func send(ctx context.Context, tr transport.Transport, smLID uint16, method uint8, portGUID uint64, mgid [16]byte) (sa.MCMemberRecord, error) {
 	rec := sa.MCMemberRecord{MGID: mgid, JoinState: 1}
+	return sendRec(ctx, tr, smLID, method, portGUID, rec, sa.MCRMGID|sa.MCRPortGID|sa.MCRJoinState)
+}
+
+func sendRec(ctx context.Context, tr transport.Transport, smLID uint16, method uint8, portGUID uint64, rec sa.MCMemberRecord, mask uint64) (sa.MCMemberRecord, error) {
 	binary.BigEndian.PutUint64(rec.PortGID[0:], 0xfe80000000000000)
 	binary.BigEndian.PutUint64(rec.PortGID[8:], portGUID)
 	var body [sa.MCMemberRecordSize]byte
@@ -73,7 +92,7 @@ func send(ctx context.Context, tr transport.Transport, smLID uint16, method uint
 		Header: mad.Header{BaseVersion: mad.BaseVersion, Class: sa.Class, ClassVersion: sa.ClassVersion,
 			Method: method, TID: id, AttrID: sa.AttrMCMemberRecord},
 		AttributeOffset: uint16((sa.MCMemberRecordSize + 7) / 8),
-		ComponentMask:   sa.MCRMGID | sa.MCRPortGID | sa.MCRJoinState,
+		ComponentMask:   mask,
 	}
 	h.MarshalTo(req[:])
 	copy(req[sa.DataOffset:], body[:])

@@ -2,6 +2,7 @@ package sa
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -26,7 +27,11 @@ type Client struct {
 	// Retries is how many more times a request that got no answer is
 	// sent (a transfer already under way is not restarted).
 	Retries int
-	tid     atomic.Uint32
+	// SMKey is the SM_Key sent in each request's SA header (0 when not
+	// set). OpenSM lists every member's MCMemberRecord only to a
+	// requester with its SM_Key, as saquery --smkey does.
+	SMKey uint64
+	tid   atomic.Uint32
 }
 
 // NewClient returns a client of the SA at smLID (the local port's
@@ -98,6 +103,7 @@ func (c *Client) Get(ctx context.Context, attr uint16, mask uint64, rec, out []b
 	if err := MarshalRequest(req[:], MethodGet, attr, mask, rec, 0); err != nil {
 		return err
 	}
+	binary.BigEndian.PutUint64(req[36:], c.SMKey)
 	h, err := c.exchange(ctx, req[:], resp[:])
 	if err != nil {
 		return err
@@ -173,6 +179,7 @@ func (c *Client) GetTable(ctx context.Context, attr uint16, mask uint64, rec []b
 	if err := MarshalRequest(req[:], MethodGetTable, attr, mask, rec, 0); err != nil {
 		return Table{}, err
 	}
+	binary.BigEndian.PutUint64(req[36:], c.SMKey)
 	if s, ok := transport.StreamerOf(c.tr); ok {
 		return c.stream(ctx, s, attr, req[:])
 	}

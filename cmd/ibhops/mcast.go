@@ -43,15 +43,16 @@ type jsonMCastSummary struct {
 }
 
 type jsonMCastGroup struct {
-	MGID     string `json:"mgid"`
-	MLID     uint16 `json:"mlid"`
-	MTU      int    `json:"mtu"`  // bytes
-	Rate     string `json:"rate"` // Gb/s
-	Switches int    `json:"switches"`
-	Links    int    `json:"links"`
-	Members  int    `json:"members"`
-	Reached  int    `json:"reached"`
-	Unknown  int    `json:"unknown_members"`
+	MGID     string  `json:"mgid"`
+	MLID     uint16  `json:"mlid"`
+	MTU      uint8   `json:"mtu"`  // MTU code (4: 2048)
+	Rate     uint8   `json:"rate"` // rate code (3: 10 Gb/s)
+	RateGbps float64 `json:"rate_gbps"`
+	Switches int     `json:"switches"`
+	Links    int     `json:"links"`
+	Members  int     `json:"members"`
+	Reached  int     `json:"reached"`
+	Unknown  int     `json:"unknown_members"`
 }
 
 type jsonMCastFinding struct {
@@ -232,7 +233,7 @@ func (t *tool) checkMCast(w io.Writer) error {
 		jc := jsonMCastCheck{Schema: "ibdiag.mcast-check/v1", Summary: sum, Groups: []jsonMCastGroup{}, Findings: []jsonMCastFinding{}}
 		for _, gr := range res.Groups {
 			g := gr.Group
-			jc.Groups = append(jc.Groups, jsonMCastGroup{MGID: mgidText(g.MGID), MLID: g.MLID, MTU: smp.MTUBytes(g.MTU), Rate: fmt.Sprintf("%g", smp.RateGbps(g.Rate)),
+			jc.Groups = append(jc.Groups, jsonMCastGroup{MGID: mgidText(g.MGID), MLID: g.MLID, MTU: g.MTU, Rate: g.Rate, RateGbps: smp.RateGbps(g.Rate),
 				Switches: gr.Switches, Links: gr.Links, Members: gr.Members, Reached: gr.Reached, Unknown: gr.Unknown})
 			for i := range gr.Findings {
 				fd := &gr.Findings[i]

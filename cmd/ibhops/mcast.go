@@ -165,7 +165,7 @@ func (t *tool) checkMCast(w io.Writer) error {
 	var groups []routing.MCastGroup
 	res := &routing.MCastResult{}
 	readErrs := 0
-	smLID, err := sa.MasterSMLID(t.ctx, t.fab, t.settings.Timeout)
+	smLID, err := sa.MasterSMLID(t.ctx, t.fab.Transport, t.settings.Timeout)
 	switch {
 	case t.ctx.Err() != nil:
 		return t.ctx.Err()
@@ -175,7 +175,7 @@ func (t *tool) checkMCast(w io.Writer) error {
 		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("--check-mcast: finding the SM: %w", err))
 	default:
 		sum.SMLID = smLID
-		c, err := sa.NewClient(t.fab, smLID)
+		c, err := sa.NewClient(t.fab.Transport, smLID)
 		if err != nil {
 			return cliapp.Exit(exitcode.Fatal, fmt.Errorf("--check-mcast: %w", err))
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -233,5 +234,163 @@ func TestCheckMCastSlowLink(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(out), []byte("the link's rate 2.5 Gb/s is below the group's 10 Gb/s")) {
 		t.Errorf("message:\n%s", out)
+	}
+}
+
+// TestCheckMCastSim: the embedded simulator's SM joins every CA port to
+// the broadcast group and programs its tree: clean, with the members
+// from the SA given its SM_Key, else from the tree; then faults set in
+// its MFTs by SMP (a CA port dropped, an end port added, the tree cut)
+// are found, each with its own kind.
+func TestCheckMCastSim(t *testing.T) {
+	file := fabrics + "demo.net"
+	for _, c := range []struct {
+		args []string
+		from string
+	}{{nil, "tree"}, {[]string{"--smkey", "1"}, "sa"}, {[]string{"--smkey", "0x1"}, "sa"}} {
+		out, j, code := mcastRun(t, append([]string{"--sim", file}, c.args...)...)
+		if code != 0 || !j.Summary.Clean || j.Summary.MembersFrom != c.from || len(j.Groups) != 1 || j.Groups[0].Members == 0 || j.Groups[0].Reached != j.Groups[0].Members {
+			t.Errorf("%v: exit %d, summary %+v, groups %+v:\n%s", c.args, code, j.Summary, j.Groups, out)
+		}
+	}
+	b := newBrokenSim(t, file)
+	spine := switchNamed(t, b.f, "spine01")
+	orig := mftSMP(t, b.tr, spine, false, smp.MulticastForwardingTable{})
+	if orig[0] == 0 {
+		t.Fatal("the simulator's SM programmed no entry for 0xc000 on spine01")
+	}
+	var leaf *model.Node
+	var caPort, freePort uint8
+	for _, sw := range b.f.Switches() {
+		tab := mftSMP(t, b.tr, sw, false, smp.MulticastForwardingTable{})
+		for p := 1; p <= min(sw.NumPorts(), 15); p++ {
+			pp := sw.Port(p)
+			if pp == nil || pp.Remote == nil || pp.Remote.Node.IsSwitch() {
+				continue
+			}
+			if tab[0]&(1<<p) != 0 && caPort == 0 {
+				leaf, caPort = sw, uint8(p)
+			}
+		}
+	}
+	if leaf == nil {
+		t.Fatal("no CA port in the tree")
+	}
+	for p := 1; p <= min(leaf.NumPorts(), 15); p++ {
+		if pp := leaf.Port(p); pp == nil || pp.Remote == nil {
+			freePort = uint8(p)
+			break
+		}
+	}
+	for _, f := range []struct {
+		name string
+		sw   *model.Node
+		set  func(e uint16) uint16
+		want string // with --smkey 1
+	}{
+		{"member dropped", leaf, func(e uint16) uint16 { return e &^ (1 << caPort) }, routing.MCastMissing},
+		{"port without a link", leaf, func(e uint16) uint16 { return e | 1<<freePort }, routing.MCastDownPort},
+		{"own port 0", leaf, func(e uint16) uint16 { return e | 1 }, routing.MCastNonMember},
+		{"tree cut at the spine", spine, func(uint16) uint16 { return 0 }, ""},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			base := mftSMP(t, b.tr, f.sw, false, smp.MulticastForwardingTable{})
+			e := base
+			e[0] = f.set(e[0])
+			mftSMP(t, b.tr, f.sw, true, e)
+			defer mftSMP(t, b.tr, f.sw, true, base)
+			out, j, code := mcastRun(t, "--sim", file, "--smkey", "1")
+			got := kinds(j)
+			if f.want == "" {
+				// the spine's links now lead to switches whose entries
+				// still point back: one-way links and a split tree
+				if !strings.Contains(got, routing.MCastOneWay) || !strings.Contains(got, routing.MCastSplit) {
+					t.Errorf("findings %q, want one-way and split:\n%s", got, out)
+				}
+			} else if got != f.want {
+				t.Errorf("findings %q, want %q:\n%s", got, f.want, out)
+			}
+			if code != exitcode.Problem {
+				t.Errorf("exit %d, want %d", code, exitcode.Problem)
+			}
+		})
+	}
+}
+
+// saFault is a transport on which SA requests (class 0x03) get no
+// answer; with cancel set, the first one interrupts the run instead.
+type saFault struct {
+	transport.Transport
+	cancel func()
+}
+
+func (s *saFault) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
+	if len(req) > 1 && req[1] == 0x03 {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		<-ctx.Done()
+		return &transport.OpError{Op: "exchange", Err: transport.ErrTimeout}
+	}
+	return s.Transport.Exchange(ctx, dlid, req, resp)
+}
+
+// TestCheckMCastBadInput: no SM (exit 5, said why), an SA that never
+// answers (one line, exit 1, within a bound), an interrupt while waiting
+// for it (130), and bad flags (2).
+func TestCheckMCastBadInput(t *testing.T) {
+	out, j, code := mcastRun(t, "--sim", fabrics+"loop.net", "--sim-sm=false")
+	if code != exitcode.NothingChecked || j.Summary.Clean || !strings.Contains(j.Summary.Reason, "no SM") || !strings.Contains(out, "Result: nothing to check: no SM") {
+		t.Errorf("no SM: exit %d, reason %q:\n%s", code, j.Summary.Reason, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--check-mcast", "--smkey", "x"}, "--smkey x: not an SM_Key"},
+		{[]string{"--smkey", "1"}, "--smkey: only with --check-mcast"},
+		{[]string{"--check-mcast", "--check-routes"}, "choose one mode"},
+		{[]string{"--check-mcast", "h1"}, "no arguments with --check-mcast"},
+	} {
+		_, errb, code := runOurs(t, append([]string{"--sim", fabrics + "loop.net"}, c.args...)...)
+		if code != exitcode.Usage || !strings.Contains(string(errb), c.want) || strings.Count(string(errb), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want %d and one line with %q", c.args, code, errb, exitcode.Usage, c.want)
+		}
+	}
+
+	var cancel func()
+	newBrokenSim(t, fabrics+"loop.net") // openFabric: its simulator
+	inner := openFabric
+	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		f, err := inner(ctx, s)
+		if err == nil {
+			f.Transport = &saFault{Transport: f.Transport, cancel: cancel}
+		}
+		return f, err
+	}
+	start := time.Now()
+	outb, errb, code := runOurs(t, "--sim", fabrics+"loop.net", "--check-mcast", "--timeout", "200", "--retries", "1")
+	if code != exitcode.Fatal || len(outb) != 0 || strings.Count(string(errb), "\n") != 1 || !strings.Contains(string(errb), "MCMemberRecords from the SA at LID 1") {
+		t.Errorf("SA silent: exit %d, stdout %q, stderr %q", code, outb, errb)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("SA silent: %v to give up (2 tries of 200 ms)", d)
+	}
+
+	ctx, c := context.WithCancel(context.Background())
+	defer c()
+	cancel = c
+	done := make(chan int, 1)
+	var o, e bytes.Buffer
+	go func() {
+		done <- run(ctx, &o, &e, []string{"ibhops", "--sim", fabrics + "loop.net", "--check-mcast", "--timeout", "60000"})
+	}()
+	select {
+	case code = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("--check-mcast did not stop within a minute of its interrupt")
+	}
+	if code != exitcode.Interrupted {
+		t.Errorf("interrupted: exit %d, want %d: %s", code, exitcode.Interrupted, e.String())
 	}
 }

@@ -128,7 +128,7 @@ func TestCheckMCastLive(t *testing.T) {
 	saMembers := strings.Count(string(sq), "PortGid") - strings.Count(string(sq), "PortGid.................::\n")
 	for _, args := range [][]string{key, base} {
 		out, j, code := mcastRun(t, args...)
-		if code != 0 || !j.Summary.Clean || !strings.HasSuffix(out, "Result: clean\n") {
+		if code != 0 || !j.Summary.Clean || !strings.Contains(out, "Result: clean\n") {
 			t.Fatalf("%v after the joins: exit %d:\n%s", args, code, out)
 		}
 		if len(j.Groups) != 1 || j.Groups[0].Members != 3 || j.Groups[0].Reached != 3 || j.Groups[0].Switches != 2 || j.Groups[0].Links != 1 {
@@ -190,6 +190,16 @@ func TestCheckMCastLive(t *testing.T) {
 	// Restored: clean again.
 	if out, _, code := mcastRun(t, key...); code != 0 {
 		t.Errorf("restored: exit %d:\n%s", code, out)
+	}
+	// A fourth member: OpenSM's answer (4 records, 224 bytes) needs two
+	// MADs; under libumad2sim it comes cut to one, without RMPP (saquery
+	// -m lists three members): the members are asked port by port.
+	attachCA(t, sim, "Hca4").join(t)
+	settle(t, sim, "Hca1", lids, "after Hca4 joined", func(n int) bool { return n == 2 })
+	out, j, code = mcastRun(t, key...)
+	if code != 0 || len(j.Groups) != 1 || j.Groups[0].Members != 4 || j.Groups[0].Reached != 4 || j.Summary.MembersFrom != "sa" ||
+		!strings.Contains(out, "asked port by port") {
+		t.Errorf("4 members: exit %d, groups %+v:\n%s", code, j.Groups, out)
 	}
 }
 

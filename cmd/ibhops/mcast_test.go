@@ -134,6 +134,17 @@ func TestCheckMCastLive(t *testing.T) {
 		if len(j.Groups) != 1 || j.Groups[0].Members != 3 || j.Groups[0].Reached != 3 || j.Groups[0].Switches != 2 || j.Groups[0].Links != 1 {
 			t.Errorf("%v: groups %+v, want 1 group: 2 switches, 1 link, 3 of 3 members", args, j.Groups)
 		}
+		// OpenSM's tree as ibroute -M prints it: the switches with an
+		// entry for 0xc000.
+		programmed := 0
+		for _, lid := range lids {
+			if bytes.Contains(ibrouteM(t, sim, "Hca1", lid), []byte("\n0xc000 ")) {
+				programmed++
+			}
+		}
+		if j.Groups[0].Switches != programmed {
+			t.Errorf("%d switches forward the group, ibroute -M shows %d", j.Groups[0].Switches, programmed)
+		}
 		if len(args) == len(key) && (j.Summary.MembersFrom != "sa" || saMembers != 3) {
 			t.Errorf("--smkey: members from %q; saquery -m --smkey 1 lists %d members, want 3:\n%s", j.Summary.MembersFrom, saMembers, sq)
 		}

@@ -92,7 +92,7 @@ func (f *Fabric) programBroadcast(reach []bool) {
 			continue
 		}
 		if sw.mft == nil {
-			sw.mft = make([]byte, last*uint32(sw.numPortMsk)*64)
+			sw.mft = make([]byte, int(sw.numPortMsk)*64) // block 0: see doMFT
 		}
 		// MLID 0xC000: block 0, entry 0 of each position.
 		for pos := 0; pos < int(sw.numPortMsk); pos++ {

@@ -23,12 +23,12 @@ _ibhops() {
 		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
 		return
 		;;
-	--Port|--ibsim-sockname|--lft|--limit|--m_key|--max-nodes|--max-smps|--mft|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--switch|--timeout|-P|-o|-t|-y)
+	--Port|--ibsim-sockname|--lft|--limit|--m_key|--max-nodes|--max-smps|--mft|--outstanding-smps|--outstanding_smps|--retries|--sim-host|--smkey|--switch|--timeout|-P|-o|-t|-y)
 		return
 		;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "--Ca --Direct --Port --check-routes --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lft --lid-reads --limit --m_key --max-nodes --max-smps --mft --node-name-map --output --outstanding-smps --outstanding_smps --retries --routed --routing-engine --sim --sim-host --sim-sm --strict --switch --timeout --trace --verbose --version -C -D -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
+		COMPREPLY=($(compgen -W "--Ca --Direct --Port --check-mcast --check-routes --color --config --debug --errors --fixed-timeout --help --ibsim --ibsim-sockname --json --lft --lid-reads --limit --m_key --max-nodes --max-smps --mft --node-name-map --output --outstanding-smps --outstanding_smps --retries --routed --routing-engine --sim --sim-host --sim-sm --smkey --strict --switch --timeout --trace --verbose --version -C -D -P -V -d -e -h -o -t -v -y -z" -- "$cur"))
 		return
 	fi
 }

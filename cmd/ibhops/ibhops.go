@@ -41,12 +41,14 @@ EXAMPLES:
    ibhops --mft S0                                   one switch's multicast forwarding table, as ibroute -M prints it
    ibhops --check-routes                             follow every switch-to-LID route through the LFTs
    ibhops --check-routes --json | jq .summary        the same, machine-readable
+   ibhops --check-mcast --smkey 1                    check every multicast group's tree (members listed by OpenSM's SA)
 
 EXIT STATUS:
    0 done, nothing wrong; 1 fatal error; 2 bad arguments or input; 3 partial
-   result (SMPs failed); 4 a problem was found (--check-routes findings, a
-   broken --trace route, no path between SRC and DST); 5 nothing to check
-   (--check-routes, --trace before any SM ran: no LIDs or no tables); 6
+   result (SMPs failed); 4 a problem was found (--check-routes or
+   --check-mcast findings, a broken --trace route, no path between SRC and
+   DST); 5 nothing to check (--check-routes, --trace before any SM ran: no
+   LIDs or no tables; --check-mcast: no SM, no group, no MFT programmed); 6
    with --strict, the fabric answered inconsistently; 130 interrupted (the
    --output file is not replaced); 141 stdout closed by its reader.`
 
@@ -63,10 +65,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.BoolFlag{Name: "Direct", Aliases: []string{"D"}, Usage: "--lft's SWITCH is a directed route from the port attached to (0,1,...), as ibroute -D"},
 		&cli.StringFlag{Name: "mft", Usage: "print switch `SWITCH`'s multicast forwarding table (ibroute -M's format)"},
 		&cli.BoolFlag{Name: "check-routes", Usage: "read every switch's forwarding table and check every switch-to-LID route"},
+		&cli.BoolFlag{Name: "check-mcast", Usage: "check each multicast group the SA lists: its switches' MFT entries form one loop-free tree reaching its members only, at its MTU and rate"},
+		&cli.StringFlag{Name: "smkey", Usage: "with --check-mcast, SM_Key `KEY` sent to the SA (as saquery --smkey), so that OpenSM lists each group's members"},
 		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "hop matrix of OpenSM routing engine `NAME`: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS, nue, dfsssp, sssp (dump, SRC DST, --switch, --check-routes)"},
 		&cli.BoolFlag{Name: "routed", Usage: "hops along the switches' forwarding tables instead of a routing engine's matrix (dump; SRC DST: the route to DST's exact LID)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text (every mode)"},
-		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes, print at most `N` findings of each kind as text (0: all)"},
+		&cli.IntFlag{Name: "limit", Value: 50, Usage: "with --check-routes or --check-mcast, print at most `N` findings of each kind as text (0: all)"},
 		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when it exists)"},
 		&cli.StringFlag{Name: "output", Usage: "write the output to `FILE` (atomically) instead of stdout"},
 	}
@@ -74,7 +78,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:                   "ibhops",
 		Usage:                  "LID hop matrix (opensm-lid-matrix.dump), least-hop queries, route traces and route checks",
-		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | [-D] --lft SWITCH [STARTLID [ENDLID]] | --mft SWITCH | --trace SRC DST | --check-routes",
+		UsageText:              "ibhops [options]\n   ibhops [options] SRC DST\n   ibhops [options] --switch SWITCH | [-D] --lft SWITCH [STARTLID [ENDLID]] | --mft SWITCH | --trace SRC DST | --check-routes | --check-mcast [--smkey KEY]",
 		Description:            examples,
 		Flags:                  flags,
 		Writer:                 stdout,
@@ -104,6 +108,7 @@ const (
 	modeLFT
 	modeMFT
 	modeCheck
+	modeMCast
 )
 
 // tool holds what every mode needs once the fabric is discovered.
@@ -135,6 +140,8 @@ type tool struct {
 	// unroutedRule names the engine's rule for the routes it leaves out
 	// on purpose (--check-routes; "" when it has none).
 	unroutedRule string
+	// smKey is --smkey: the SM_Key --check-mcast sends to the SA.
+	smKey uint64
 }
 
 func (t *tool) note(format string, a ...any) { t.notes = append(t.notes, fmt.Sprintf(format, a...)) }
@@ -263,6 +270,10 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		m = modeCheck
 		set = append(set, "--check-routes")
 	}
+	if c.Bool("check-mcast") {
+		m = modeMCast
+		set = append(set, "--check-mcast")
+	}
 	if len(set) > 1 {
 		return cliapp.Usage(strings.Join(set, " and "), "choose one mode")
 	}
@@ -315,6 +326,15 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	case engine == routing.Torus2QoS && m != modeDump:
 		return cliapp.Usage("--routing-engine torus-2QoS", "builds no hop matrix to query: use --routed")
 	}
+	var smKey uint64
+	if c.IsSet("smkey") {
+		if m != modeMCast {
+			return cliapp.Usage("--smkey", "only with --check-mcast")
+		}
+		if smKey, err = strconv.ParseUint(c.String("smkey"), 0, 64); err != nil {
+			return cliapp.Usage("--smkey "+c.String("smkey"), "not an SM_Key (a 64-bit number, decimal or 0x hexadecimal)")
+		}
+	}
 	if c.Int("limit") < 0 {
 		return cliapp.Usage("--limit "+strconv.Itoa(c.Int("limit")), "must be 0 or more")
 	}
@@ -324,7 +344,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	}
 	cfg := s.Config()
 
-	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit"), engine: engine, routed: routed}
+	t := &tool{ctx: c.Context, settings: s, json: c.Bool("json"), limit: c.Int("limit"), engine: engine, routed: routed, smKey: smKey}
 	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
 		return nodenamemap.Open(c.String("node-name-map"))
 	})
@@ -446,6 +466,8 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		write = func(w io.Writer) error { return t.mft(w, sw) }
 	case modeCheck:
 		write = t.checkRoutes
+	case modeMCast:
+		write = t.checkMCast
 	}
 	if outF != nil {
 		err = write(outF)

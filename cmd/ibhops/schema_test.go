@@ -21,6 +21,7 @@ var schemaFiles = map[string]string{
 	"ibdiag.lft/v1":         "lft.schema.json",
 	"ibdiag.mft/v1":         "mft.schema.json",
 	"ibdiag.route-check/v1": "route-check.schema.json",
+	"ibdiag.mcast-check/v1": "mcast-check.schema.json",
 }
 
 // validateDoc validates one JSON document against the schema its
@@ -60,6 +61,7 @@ func TestJSONSchemas(t *testing.T) {
 		{"--sim", fabrics + "fattree2.net", "--lft", "S0"},
 		{"--sim", fabrics + "demo.net", "--mft", "spine01"},
 		{"--sim", fabrics + "fattree2.net", "--check-routes"},
+		{"--sim", fabrics + "fattree2.net", "--check-mcast"},
 		{"--sim", fabrics + "mixed.net", "--check-routes"},
 		{"--sim", fabrics + "fattree3.net", "--check-routes", "--routing-engine", "updn"},
 		{"--sim", fabrics + "fattree2.net", "--routing-engine", "dnup"},

@@ -26,7 +26,12 @@ import (
 //   - MCMemberRecord: the one group OpenSM creates for its default
 //     partition, the IPoIB broadcast group ff12:401b:ffff::ffff:ffff at
 //     MLID 0xC000 (MTU 2048, 10 Gb/s, P_Key 0xFFFF, Q_Key 0x0B1B, as
-//     OpenSM 3.3.23 answers on ibsim before anyone joins), with no member.
+//     OpenSM 3.3.23 answers on ibsim). RunSM makes every CA port it
+//     configures a full member, as OpenSM's IPoIB clients would join it,
+//     and programs the group's MFT entries (see programBroadcast). As
+//     OpenSM, the SA lists one record per member only to a request
+//     carrying its SM_Key (OpenSMSMKey, saquery --smkey 1); to any other,
+//     one record with a zero PortGID.
 //   - Components matched: NodeRecord LID, NodeGUID and PortGUID;
 //     PortInfoRecord EndportLID and PortNum; PathRecord SLID, DLID, SGID
 //     and DGID; MCMemberRecord MGID and MLID. Other component bits are
@@ -39,10 +44,12 @@ import (
 //     the kernel's sender starts), waiting for the client's ACKs; through
 //     Exchange only its first segment comes back.
 //
-// Left out: multicast beyond the broadcast group's record (no joins, no
-// members, no MFTs: the minimal SM programs none), LMC above 0, QoS and SL assignment (every SL
+// Left out: multicast beyond the broadcast group (no other group, no
+// joins or leaves through the SA, no send-only or non members, no
+// MTU or rate check of the members' links, MFT entries only for the
+// MLID 0xC000), LMC above 0, QoS and SL assignment (every SL
 // is 0), ServiceRecords, InformInfo, GUIDInfo and the other attributes,
-// SM_Key checks, Set and Delete (joins and leaves: ERR_REQ_INVALID).
+// SM_Key checks beyond the member list, Set and Delete (joins and leaves: ERR_REQ_INVALID).
 
 const saPLT = 0x12
 
@@ -73,7 +80,7 @@ func (f *Fabric) saAnswer(req []byte) (attr uint16, stride int, recs []byte, sta
 		recs = f.saPathRecords(tmpl, mask)
 	case sa.AttrMCMemberRecord:
 		stride = 56
-		recs = saGroups(tmpl, mask)
+		recs = f.saGroups(tmpl, mask, h.SMKey)
 	default:
 		return h.AttrID, 0, nil, sa.StatusReqInvalid
 	}
@@ -378,17 +385,4 @@ var broadcastGroup = sa.MCMemberRecord{
 	RateSelector: sa.SelectorExactly, Rate: smp.Rate10,
 	PacketLifeSelector: sa.SelectorExactly, PacketLife: saPLT,
 	Scope: 2,
-}
-
-// saGroups answers an MCMemberRecord query.
-func saGroups(tmpl []byte, mask uint64) []byte {
-	var want sa.MCMemberRecord
-	want.UnmarshalBinary(tmpl)
-	g := broadcastGroup
-	if mask&sa.MCRMGID != 0 && want.MGID != g.MGID || mask&sa.MCRMLID != 0 && want.MLID != g.MLID {
-		return nil
-	}
-	b := make([]byte, 56)
-	g.MarshalTo(b)
-	return b
 }

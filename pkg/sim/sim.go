@@ -205,6 +205,8 @@ type Fabric struct {
 	rndMu sync.Mutex
 	fs    faultState
 	pma   pmaState
+	// bcast: the ports RunSM made members of the broadcast group.
+	bcast []int32
 }
 
 // Load parses a net file (or an ibnetdiscover topology file) and builds

@@ -53,6 +53,9 @@ func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
 //     equal ports the one with the fewest LIDs routed so far (lowest port
 //     number on ties) — one of the choices OpenSM's min-hop could make.
 //     LinearFDBTop = highest LID; PortStateChange is cleared.
+//   - joins every configured CA port to the IPoIB broadcast group and
+//     programs its MFT entries (MLID 0xC000) on the switches of a tree
+//     reaching them (see programBroadcast).
 //
 // When more ports need a LID than the 49,151 unicast LIDs, RunSM assigns
 // them as an SM that runs out of LIDs: the LIDs ports have are kept, then
@@ -223,6 +226,7 @@ func (f *Fabric) RunSM(smNode string) error {
 	if err := f.programLFTs(reach, owner, maxLID); err != nil {
 		return err
 	}
+	f.programBroadcast(reach)
 	if need > MaxUnicastLID {
 		return &LIDSpaceError{Ports: need, Unassigned: need - MaxUnicastLID}
 	}

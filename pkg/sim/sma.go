@@ -843,12 +843,13 @@ func doMFT(f *Fabric, p int32, method uint8, mod uint32, data []byte) (uint16, b
 	}
 	off := (blk*uint32(sw.numPortMsk) + pos) * 64
 	if method == smp.MethodSet {
-		if sw.mft == nil {
-			sw.mft = make([]byte, (last+1)*uint32(sw.numPortMsk)*64)
+		// RunSM allocates block 0 only; a Set beyond grows the table.
+		if uint32(len(sw.mft)) < off+64 {
+			sw.mft = append(sw.mft, make([]byte, (last+1)*uint32(sw.numPortMsk)*64-uint32(len(sw.mft)))...)
 		}
 		copy(sw.mft[off:off+64], data)
 	}
-	if sw.mft != nil {
+	if uint32(len(sw.mft)) >= off+64 {
 		copy(data, sw.mft[off:off+64])
 	} else {
 		clear(data)

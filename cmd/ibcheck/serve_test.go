@@ -111,7 +111,7 @@ func TestServe(t *testing.T) {
 	started := make(chan int, 16)
 	release := make(chan struct{})
 	var down atomic.Bool
-	var sweeps atomic.Int32
+	var sweeps, opens atomic.Int32
 	oldStarted, oldListening, oldOpen := sweepStarted, listening, openFabric
 	t.Cleanup(func() { sweepStarted, listening, openFabric = oldStarted, oldListening, oldOpen })
 	listening = func(a string) { addrs <- a }
@@ -133,6 +133,7 @@ func TestServe(t *testing.T) {
 		}
 	}
 	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		opens.Add(1) // every sweep opens the fabric
 		if down.Load() {
 			return nil, errors.New("the local port is down")
 		}
@@ -176,6 +177,9 @@ func TestServe(t *testing.T) {
 	}
 	if n := sweeps.Load(); n != 2 {
 		t.Fatalf("3 scrapes during sweep 2: sweeps started %d, want 2 (a scrape never starts a sweep)", n)
+	}
+	if n := opens.Load(); n != 1 {
+		t.Fatalf("3 scrapes during sweep 2 (held before it opens the fabric): the fabric was opened %d times, want 1 (a scrape never sweeps)", n)
 	}
 	select {
 	case n := <-started:

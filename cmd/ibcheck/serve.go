@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/urfave/cli/v2"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
@@ -106,10 +104,8 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 		return cliapp.Usage("--listen "+addr, why)
 	}
 	e := exporter.New()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(e)
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: errLog{stderr}}))
+	mux.Handle("/metrics", exporter.Handler(e))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -139,6 +135,9 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 		sweepStarted(ctx, n)
 		start := time.Now()
 		col, err := sweep(ctx, o)
+		if err == nil {
+			err = e.Set(col)
+		}
 		switch {
 		case ctx.Err() != nil:
 			continue // the select above stops
@@ -149,16 +148,10 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 			} else {
 				fmt.Fprintf(stderr, "ibcheck serve: sweep %d: %v; nothing to serve yet\n", n, err)
 			}
-		default:
-			e.Set(col)
 		}
 		t.Reset(max(0, iv-time.Since(start)))
 	}
 }
-
-type errLog struct{ w io.Writer }
-
-func (l errLog) Println(v ...any) { fmt.Fprintln(l.w, append([]any{"ibcheck serve:"}, v...)...) }
 
 // sweep is one collection: the fabric opened, swept, closed.
 func sweep(ctx context.Context, o *options) (*exporter.Collection, error) {
@@ -194,7 +187,9 @@ func textfileCmd(c *cli.Context, stderr io.Writer, o *options, file string) erro
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
 	e := exporter.New()
-	e.Set(col)
+	if err := e.Set(col); err != nil {
+		return cliapp.Exit(exitcode.Fatal, err)
+	}
 	if err := exporter.WriteText(out, e); err != nil {
 		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("--textfile %s: %w", file, err))
 	}

@@ -5,9 +5,12 @@
 package exporter
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,6 +81,7 @@ type Exporter struct {
 	mu       sync.RWMutex
 	last     *Collection
 	metrics  []prometheus.Metric // built from last once, by Set
+	text     []byte              // metrics in the text format, encoded once by Set
 	stale    bool
 	failures int
 	failErr  string
@@ -94,12 +98,18 @@ func (e *Exporter) SetClock(now func() time.Time) {
 	e.mu.Unlock()
 }
 
-// Set makes c the result served, fresh.
-func (e *Exporter) Set(c *Collection) {
+// Set makes c the result served, fresh. It builds and encodes c's
+// metrics once, so that a scrape only copies them.
+func (e *Exporter) Set(c *Collection) error {
 	ms := Metrics(c)
+	var b bytes.Buffer
+	if err := encode(&b, constCollector(ms)); err != nil {
+		return err
+	}
 	e.mu.Lock()
-	e.last, e.metrics, e.stale, e.failErr = c, ms, false, ""
+	e.last, e.metrics, e.text, e.stale, e.failErr = c, ms, b.Bytes(), false, ""
 	e.mu.Unlock()
+	return nil
 }
 
 // Failed records a sweep that could not reach the fabric: the last result
@@ -140,7 +150,18 @@ func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 // Collect sends the served result's metrics and the exporter's own.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
-	last, ms, stale, failures, now := e.last, e.metrics, e.stale, e.failures, e.now
+	ms := e.metrics
+	e.mu.RUnlock()
+	e.own(ch)
+	for _, m := range ms {
+		ch <- m
+	}
+}
+
+// own sends the exporter's own metrics: up, stale, the result's age.
+func (e *Exporter) own(ch chan<- prometheus.Metric) {
+	e.mu.RLock()
+	last, stale, failures, now := e.last, e.stale, e.failures, e.now
 	e.mu.RUnlock()
 	ch <- prometheus.MustNewConstMetric(descSweepFailures, prometheus.CounterValue, float64(failures))
 	if last == nil {
@@ -151,16 +172,29 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, b2f(stale))
 	ch <- prometheus.MustNewConstMetric(descAge, prometheus.GaugeValue, now().Sub(last.At).Seconds())
 	ch <- prometheus.MustNewConstMetric(descLastTime, prometheus.GaugeValue, float64(last.At.UnixNano())/1e9)
-	for _, m := range ms {
+}
+
+// ownCollector collects only the exporter's own metrics.
+type ownCollector struct{ e *Exporter }
+
+func (ownCollector) Describe(chan<- *prometheus.Desc)      {}
+func (o ownCollector) Collect(ch chan<- prometheus.Metric) { o.e.own(ch) }
+
+// constCollector collects a fixed list of metrics.
+type constCollector []prometheus.Metric
+
+func (constCollector) Describe(chan<- *prometheus.Desc) {}
+func (c constCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range c {
 		ch <- m
 	}
 }
 
-// WriteText writes e's metrics in the text exposition format (the
-// node_exporter textfile collector's).
-func WriteText(w io.Writer, e *Exporter) error {
+// encode gathers c (checked as a pedantic registry checks: no duplicate
+// series, consistent help and labels) and writes it in the text format.
+func encode(w io.Writer, c prometheus.Collector) error {
 	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(e); err != nil {
+	if err := reg.Register(c); err != nil {
 		return err
 	}
 	mfs, err := reg.Gather()
@@ -174,6 +208,39 @@ func WriteText(w io.Writer, e *Exporter) error {
 		}
 	}
 	return nil
+}
+
+// WriteText writes e's metrics in the text exposition format (the
+// node_exporter textfile collector's, and what /metrics serves): the
+// exporter's own, then the served result's as Set encoded them.
+func WriteText(w io.Writer, e *Exporter) error {
+	var b bytes.Buffer
+	if err := encode(&b, ownCollector{e}); err != nil {
+		return err
+	}
+	e.mu.RLock()
+	text := e.text
+	e.mu.RUnlock()
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	_, err := w.Write(text)
+	return err
+}
+
+// Handler serves e's metrics (WriteText) over HTTP: a scrape copies the
+// text Set encoded, it never gathers the fabric's metrics again.
+func Handler(e *Exporter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b bytes.Buffer
+		if err := WriteText(&b, e); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+		w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+		w.Write(b.Bytes())
+	})
 }
 
 func b2f(b bool) float64 {
@@ -301,7 +368,19 @@ var (
 // stale flag and age, which Exporter adds at each scrape).
 func Metrics(c *Collection) []prometheus.Metric {
 	var ms []prometheus.Metric
+	// a series once only (two nodes with one GUID, as the ids check
+	// reports, would repeat one): the first is kept
+	type series struct {
+		d *prometheus.Desc
+		k string
+	}
+	seen := map[series]bool{}
 	add := func(d *prometheus.Desc, t prometheus.ValueType, v float64, lv ...string) {
+		k := series{d, strings.Join(lv, "\xff")}
+		if seen[k] {
+			return
+		}
+		seen[k] = true
 		ms = append(ms, prometheus.MustNewConstMetric(d, t, v, lv...))
 	}
 	add(descDuration, prometheus.GaugeValue, c.Duration.Seconds(), "ibcheck")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
@@ -117,7 +120,9 @@ func TestMetricsOfACollection(t *testing.T) {
 		return f.PerformanceSet("H0", 1, "PortCounters", "LinkDownedCounter", 3)
 	})
 	e := exporter.New()
-	e.Set(c)
+	if err := e.Set(c); err != nil {
+		t.Fatal(err)
+	}
 	text, mfs := scrape(t, e)
 	l0 := c.Result.Fabric.Nodes[0]
 	for _, n := range c.Result.Fabric.Nodes {
@@ -184,7 +189,9 @@ func TestMetricsOfACollection(t *testing.T) {
 func TestDegradedLink(t *testing.T) {
 	c := collectNet(t, "../../testdata/fabrics/dualhomed.net", nil)
 	e := exporter.New()
-	e.Set(c)
+	if err := e.Set(c); err != nil {
+		t.Fatal(err)
+	}
 	text, mfs := scrape(t, e)
 	if v, ok := value(mfs, "infiniband_hca_port_link_degraded", map[string]string{"hca": "thin 1x host", "port": "1"}); !ok || v != 1 {
 		t.Errorf("thin port 1 link_degraded = %v (present %v), want 1:\n%s", v, ok, grep(text, "degraded"))
@@ -212,7 +219,9 @@ func TestStaleAndAge(t *testing.T) {
 	c := collect(t, nil)
 	now := c.At.Add(90 * time.Second)
 	e.SetClock(func() time.Time { return now })
-	e.Set(c)
+	if err := e.Set(c); err != nil {
+		t.Fatal(err)
+	}
 	e.Failed(errors.New("no answer"))
 	e.Failed(errors.New("no answer"))
 	_, mfs = scrape(t, e)
@@ -229,7 +238,9 @@ func TestStaleAndAge(t *testing.T) {
 	if _, ok := mfs["infiniband_switch_port_state"]; !ok {
 		t.Error("a stale result is no longer served")
 	}
-	e.Set(c)
+	if err := e.Set(c); err != nil {
+		t.Fatal(err)
+	}
 	_, mfs = scrape(t, e)
 	if v, _ := value(mfs, "infiniband_exporter_stale", nil); v != 0 {
 		t.Error("a fresh result is still stale")
@@ -287,7 +298,9 @@ func BenchmarkScrapeFatTree(b *testing.B) {
 		b.Fatalf("%d nodes, want 2144", n)
 	}
 	e := exporter.New()
-	e.Set(c)
+	if err := e.Set(c); err != nil {
+		b.Fatal(err)
+	}
 	var size int
 	b.ReportAllocs()
 	for b.Loop() {
@@ -304,3 +317,35 @@ func BenchmarkScrapeFatTree(b *testing.B) {
 type countWriter int
 
 func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
+
+// TestHandler: /metrics serves WriteText's text with the text format's
+// content type, and the result encoded by Set, not gathered again: a
+// collection changed after Set does not change what is served.
+func TestHandler(t *testing.T) {
+	c := collect(t, nil)
+	e := exporter.New()
+	if err := e.Set(c); err != nil {
+		t.Fatal(err)
+	}
+	e.SetClock(func() time.Time { return c.At.Add(time.Second) })
+	want, _ := scrape(t, e)
+	c.Result.Fabric.Nodes = nil // what a scrape would see if it gathered again
+	srv := httptest.NewServer(exporter.Handler(e))
+	defer srv.Close()
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if string(body) != want {
+		t.Errorf("/metrics differs from WriteText:\n%s", body)
+	}
+}

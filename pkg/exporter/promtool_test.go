@@ -24,7 +24,9 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 			return f.PerformanceSet(map[bool]string{true: "L0", false: "swA"}[net == fattree2], 1, "PortCounters", "SymbolErrorCounter", 9)
 		})
 		e := exporter.New()
-		e.Set(c)
+		if err := e.Set(c); err != nil {
+			t.Fatal(err)
+		}
 		e.Failed(exporter.ErrUnreachable)
 		var b bytes.Buffer
 		if err := exporter.WriteText(&b, e); err != nil {

@@ -279,3 +279,27 @@ func TestTextfileNotWritable(t *testing.T) {
 func TestTextfileUnprivileged(t *testing.T) {
 	clitest.Unprivileged(t, "^TestTextfileNotWritable$")
 }
+
+// TestTextfileSweepFails: a fabric that cannot be reached leaves the
+// file as it was (exit 1, one line), nothing half-written beside it.
+func TestTextfileSweepFails(t *testing.T) {
+	oldOpen := openFabric
+	t.Cleanup(func() { openFabric = oldOpen })
+	openFabric = func(context.Context, attach.Settings) (*attach.Fabric, error) {
+		return nil, errors.New("the local port is down")
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "ib.prom")
+	if err := os.WriteFile(f, []byte("# the last good collection\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errb, code := runTool(t, "--textfile", f, "--sim", fabrics+"fattree2.net", "--sim-sm")
+	if code != exitcode.Fatal || len(out) != 0 || strings.Count(string(errb), "\n") != 1 ||
+		!strings.Contains(string(errb), "fabric unreachable: the local port is down") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line", code, out, errb)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "# the last good collection\n" {
+		t.Errorf("%s changed: %q", f, b)
+	}
+	clitest.NoLeftovers(t, dir, "ib.prom")
+}

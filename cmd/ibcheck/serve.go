@@ -142,7 +142,7 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 		case ctx.Err() != nil:
 			continue // the select above stops
 		case err != nil:
-			e.Failed(err)
+			e.Failed()
 			if last, _ := e.Last(); last != nil {
 				fmt.Fprintf(stderr, "ibcheck serve: sweep %d: %v; serving the result of %s (stale)\n", n, err, last.At.Format(time.RFC3339))
 			} else {

@@ -84,7 +84,6 @@ type Exporter struct {
 	text     []byte              // metrics in the text format, encoded once by Set
 	stale    bool
 	failures int
-	failErr  string
 	now      func() time.Time
 }
 
@@ -107,18 +106,17 @@ func (e *Exporter) Set(c *Collection) error {
 		return err
 	}
 	e.mu.Lock()
-	e.last, e.metrics, e.text, e.stale, e.failErr = c, ms, b.Bytes(), false, ""
+	e.last, e.metrics, e.text, e.stale = c, ms, b.Bytes(), false
 	e.mu.Unlock()
 	return nil
 }
 
 // Failed records a sweep that could not reach the fabric: the last result
 // stays served, marked stale.
-func (e *Exporter) Failed(err error) {
+func (e *Exporter) Failed() {
 	e.mu.Lock()
 	e.stale = true
 	e.failures++
-	e.failErr = err.Error()
 	e.mu.Unlock()
 }
 

@@ -3,7 +3,6 @@ package exporter_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -222,8 +221,8 @@ func TestStaleAndAge(t *testing.T) {
 	if err := e.Set(c); err != nil {
 		t.Fatal(err)
 	}
-	e.Failed(errors.New("no answer"))
-	e.Failed(errors.New("no answer"))
+	e.Failed()
+	e.Failed()
 	_, mfs = scrape(t, e)
 	for name, want := range map[string]float64{
 		"infiniband_exporter_stale":                1,

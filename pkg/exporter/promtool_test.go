@@ -27,7 +27,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		if err := e.Set(c); err != nil {
 			t.Fatal(err)
 		}
-		e.Failed(exporter.ErrUnreachable)
+		e.Failed()
 		var b bytes.Buffer
 		if err := exporter.WriteText(&b, e); err != nil {
 			t.Fatal(err)

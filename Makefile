@@ -82,6 +82,7 @@ bench-ibsim: build
 	sh scripts/install-deps.sh
 	sh scripts/bench-ibsim.sh
 	sh scripts/bench-ibsim-pma.sh
+	sh scripts/bench-prom.sh
 
 bench-rss:
 	sh scripts/install-deps.sh

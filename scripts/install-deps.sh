@@ -2,7 +2,8 @@
 # install-deps.sh: install what the integration tests need (ibsim,
 # infiniband-diags, opensm, the umad2sim shim, kernel uapi headers, a C
 # compiler, zsh and fish for the completion tests, slurm-wlm for the Slurm
-# topology test, graphviz for the --svg and DOT rendering tests) on
+# topology test, graphviz for the --svg and DOT rendering tests,
+# prometheus for promtool check metrics and the scrape of ibcheck serve) on
 # Debian/Ubuntu. Idempotent: does nothing when all is present.
 #
 # Without root (and without password-less sudo) it only prints which tests
@@ -11,7 +12,7 @@ set -u
 
 SHIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 HEADER=/usr/include/rdma/ib_user_mad.h
-PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh fish slurm-wlm graphviz"
+PACKAGES="ibsim-utils infiniband-diags opensm linux-libc-dev gcc zsh fish slurm-wlm graphviz prometheus"
 # Debian installs the diags and opensm into sbin, which a normal user's
 # PATH may lack.
 PATH="$PATH:/usr/sbin:/sbin:/usr/local/sbin"
@@ -19,7 +20,7 @@ export PATH
 
 missing() {
 	m=""
-	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh fish slurmctld scontrol dot; do
+	for p in ibsim ibnetdiscover smpquery ibtracert saquery perfquery ibqueryerrors opensm cc zsh fish slurmctld scontrol dot promtool prometheus; do
 		command -v "$p" >/dev/null 2>&1 || m="$m $p"
 	done
 	[ -e "$SHIM" ] || m="$m $SHIM"

@@ -42,6 +42,8 @@ EXAMPLES:
    ibcheck --baseline good.cache             also what changed since good.cache was written
    ibcheck --load-cache today.cache          the checks a cache allows (no routes, no counters)
    ibcheck --json | jq '.findings[] | select(.severity=="critical")'
+   ibcheck --textfile /var/lib/node_exporter/ib.prom   the metrics, for node_exporter
+   ibcheck serve --listen :9315 --interval 1m          a Prometheus exporter
 
 EXIT STATUS:
    0 every check ran and passed; 1 fatal error; 2 bad arguments or input;
@@ -68,12 +70,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		&cli.StringFlag{Name: "routing-engine", Value: "minhop", Usage: "compare route lengths with routing engine `NAME`'s hop counts (minhop, updn, ...)"},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON (schema ibdiag.health/v1) instead of text"},
 		&cli.StringFlag{Name: "node-name-map", Usage: "node name map `FILE` (default " + nodenamemap.DefaultPath + " when it exists)"},
+		&cli.StringFlag{Name: "textfile", Usage: "sweep once and write the Prometheus metrics to `FILE` atomically (node_exporter's textfile format)"},
 	}
 	flags = append(flags, attach.Flags(true)...)
 	return &cli.App{
 		Name:                   "ibcheck",
 		Usage:                  "every health check of the fabric on one discovery, findings ranked by severity",
-		UsageText:              "ibcheck [options]\n   ibcheck links [iblinkinfo's options] (iblinkinfo's output, byte for byte)",
+		UsageText:              "ibcheck [options]\n   ibcheck --textfile FILE [options] (the Prometheus metrics, once)\n   ibcheck serve [--listen ADDR] [--interval DURATION] [options] (a Prometheus exporter)\n   ibcheck links [iblinkinfo's options] (iblinkinfo's output, byte for byte)",
 		Description:            examples,
 		Flags:                  flags,
 		Writer:                 stdout,
@@ -83,7 +86,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Action: func(c *cli.Context) error {
 			return checkCmd(c, stdout, stderr)
 		},
-		Commands:       []*cli.Command{linksCommand(stdout, stderr)},
+		Commands:       []*cli.Command{linksCommand(stdout, stderr), serveCommand(stdout, stderr)},
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
 }
@@ -93,57 +96,80 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	return cliapp.Run(ctx, newApp(stdout, stderr), args, stderr)
 }
 
-func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
-	if c.NArg() > 0 {
-		return cliapp.Usage(c.Args().First(), "ibcheck takes no arguments")
-	}
+// options are what a check run, serve and --textfile share, parsed.
+type options struct {
+	checks []string
+	s      attach.Settings
+	names  *nodenamemap.Map
+	in     health.Input // without Result, Querier, SA, transport
+}
+
+func parseOptions(c *cli.Context, stderr io.Writer) (*options, error) {
 	checks, err := health.ParseChecks(c.String("checks"), c.String("skip"))
 	if err != nil {
 		flag := "--checks"
 		if _, e := health.ParseChecks("", c.String("skip")); e != nil {
 			flag = "--skip"
 		}
-		return cliapp.Usage(flag, err.Error())
+		return nil, cliapp.Usage(flag, err.Error())
 	}
 	baselineFile := c.String("baseline")
 	if baselineFile == "" {
 		if c.IsSet("checks") && strings.Contains(","+c.String("checks")+",", ",baseline,") {
-			return cliapp.Usage("--checks baseline", "needs --baseline FILE")
+			return nil, cliapp.Usage("--checks baseline", "needs --baseline FILE")
 		}
 		checks = without(checks, health.CheckBaseline)
 	}
 	if len(checks) == 0 {
-		return cliapp.Usage("--checks/--skip", "no check left to run")
+		return nil, cliapp.Usage("--checks/--skip", "no check left to run")
 	}
 	vls := c.Int("max-op-vls")
 	if vls < 1 || vls > 15 {
-		return cliapp.Usage(fmt.Sprintf("--max-op-vls %d", vls), "must be 1 to 15")
+		return nil, cliapp.Usage(fmt.Sprintf("--max-op-vls %d", vls), "must be 1 to 15")
 	}
 	engine, err := routing.ParseEngine(c.String("routing-engine"))
 	if err != nil {
-		return cliapp.Usage("--routing-engine "+c.String("routing-engine"), "not an OpenSM routing engine")
+		return nil, cliapp.Usage("--routing-engine "+c.String("routing-engine"), "not an OpenSM routing engine")
 	}
 	s, err := attach.FromContext(c)
 	if err != nil {
-		return cliapp.InputError(err)
+		return nil, cliapp.InputError(err)
 	}
 	names, err := infile.Load(c.Context, "--node-name-map", c.String("node-name-map"), func() (*nodenamemap.Map, error) {
 		return nodenamemap.Open(c.String("node-name-map"))
 	})
 	if errors.Is(err, context.Canceled) {
-		return cliapp.InputError(err)
+		return nil, cliapp.InputError(err)
 	}
 	if err != nil {
 		if c.IsSet("node-name-map") {
-			return cliapp.Usage("--node-name-map", err.Error())
+			return nil, cliapp.Usage("--node-name-map", err.Error())
 		}
 		fmt.Fprintf(stderr, "ibcheck: warning: node name map: %v\n", err)
 		names = nil
 	}
 	th, err := loadThresholds(c, stderr)
 	if err != nil {
+		return nil, err
+	}
+	in := health.Input{MaxOpVLs: uint8(vls), Engine: engine, BaselineKeys: topology.DiffDefault,
+		Name: func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }}
+	in.Counters.Thresholds = th
+	return &options{checks: checks, s: s, names: names, in: in}, nil
+}
+
+func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
+	if c.NArg() > 0 {
+		return cliapp.Usage(c.Args().First(), "ibcheck takes no arguments")
+	}
+	opts, err := parseOptions(c, stderr)
+	if err != nil {
 		return err
 	}
+	if f := c.String("textfile"); f != "" {
+		return textfileCmd(c, stderr, opts, f)
+	}
+	checks, s, in, baselineFile := opts.checks, opts.s, opts.in, c.String("baseline")
 	loadCache := func(flag, f string) (*model.Fabric, error) {
 		fab, err := infile.Load(c.Context, flag, f, func() (*model.Fabric, error) {
 			fab, skipped, err := ibndcache.LoadMax(f, s.MaxNodes)
@@ -160,9 +186,6 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		}
 		return fab, nil
 	}
-	in := health.Input{MaxOpVLs: uint8(vls), Engine: engine, BaselineKeys: topology.DiffDefault,
-		Name: func(n *model.Node) string { return names.Name(n.GUID(), n.Description()) }}
-	in.Counters.Thresholds = th
 	if baselineFile != "" {
 		if in.Baseline, err = loadCache("--baseline", baselineFile); err != nil {
 			return err
@@ -193,27 +216,7 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes)", len(res.Fabric.Nodes)))
 		}
 		in.Querier = s.Querier(fab)
-		if slices.Contains(checks, health.CheckCreditLoops) {
-			// the SA gives the routes' SLs (asked only when the routes
-			// have a loop on one VL)
-			smLID, err := sa.MasterSMLID(c.Context, fab, s.Timeout)
-			if err == nil {
-				in.SA, err = sa.NewClient(fab, smLID)
-			}
-			if err != nil {
-				in.SAWhy = err.Error()
-			} else {
-				if s.Timeout > 0 {
-					in.SA.Timeout = s.Timeout
-				}
-				in.SA.Retries = s.Retries
-			}
-		}
-		if s.Sim != "" && s.SimSM {
-			in.NoSMInfo = "the embedded simulator's SM (--sim-sm) is not a subnet manager: no port advertises IsSM or answers SMInfo"
-		}
-		in.Counters.Transport = fab
-		in.Counters.Timeout, in.Counters.Retries, in.Counters.Outstanding = s.Timeout, s.Retries, s.Outstanding
+		attachInput(c.Context, s, fab, checks, &in)
 	}
 	in.Result = res
 	rep, err := health.Run(c.Context, in, checks)
@@ -258,6 +261,32 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		return cliapp.Exit(code, errors.New("--strict: the fabric answered inconsistently"))
 	}
 	return nil
+}
+
+// attachInput completes in for a fabric opened: the SA for the credit
+// loops check, the counters' transport.
+func attachInput(ctx context.Context, s attach.Settings, fab *attach.Fabric, checks []string, in *health.Input) {
+	if slices.Contains(checks, health.CheckCreditLoops) {
+		// the SA gives the routes' SLs (asked only when the routes
+		// have a loop on one VL)
+		smLID, err := sa.MasterSMLID(ctx, fab, s.Timeout)
+		if err == nil {
+			in.SA, err = sa.NewClient(fab, smLID)
+		}
+		if err != nil {
+			in.SAWhy = err.Error()
+		} else {
+			if s.Timeout > 0 {
+				in.SA.Timeout = s.Timeout
+			}
+			in.SA.Retries = s.Retries
+		}
+	}
+	if s.Sim != "" && s.SimSM {
+		in.NoSMInfo = "the embedded simulator's SM (--sim-sm) is not a subnet manager: no port advertises IsSM or answers SMInfo"
+	}
+	in.Counters.Transport = fab
+	in.Counters.Timeout, in.Counters.Retries, in.Counters.Outstanding = s.Timeout, s.Retries, s.Outstanding
 }
 
 // plural is "1 finding", "2 findings".

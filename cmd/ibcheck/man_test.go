@@ -21,3 +21,14 @@ func TestManPageListsEveryFlag(t *testing.T) {
 func TestManPageQuotes(t *testing.T) {
 	manpage.CheckQuotes(t, "../../man/ibcheck.8")
 }
+
+// Every flag of ibcheck serve is documented in man/ibcheck.8 too.
+func TestManPageListsServeFlags(t *testing.T) {
+	app := newApp(nil, nil)
+	app.Setup()
+	serve := app.Command("serve")
+	if serve == nil {
+		t.Fatal("no serve command")
+	}
+	manpage.CheckFlags(t, "../../man/ibcheck.8", serve.Flags)
+}

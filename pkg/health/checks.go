@@ -261,6 +261,7 @@ func (c *checker) counters(ctx context.Context, cr *CheckResult) ([]Finding, err
 		return nil, err
 	}
 	c.rep.MADs += rep.MADs
+	c.rep.Counters = rep
 	for _, e := range rep.Failures {
 		cr.Where = append(cr.Where, e.Error())
 	}

@@ -134,6 +134,9 @@ type Report struct {
 	Partial bool
 	// SMPs and MADs sent by the checks (discovery not included).
 	SMPs, MADs int64
+	// Counters are every port's PerfMgt counters as the counters check
+	// read them (nil when it did not run or could not read them).
+	Counters *portcounters.Report
 }
 
 // Problems counts the findings that are not Info.

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/ibfabric/ibdiag/internal/attach"
+	"github.com/ibfabric/ibdiag/internal/exitcode"
+	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
+)
+
+// syncBuffer is a bytes.Buffer written by the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// get scrapes url (10 s at most).
+func get(t *testing.T, url string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("scrape %s: %v (a scrape must answer while a sweep runs)", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("scrape %s: status %d, %v\n%s", url, resp.StatusCode, err, b)
+	}
+	return string(b)
+}
+
+// sampleValue is the value of the first sample of name whose labels
+// include want.
+func sampleValue(t *testing.T, text, name string, want map[string]string) (float64, bool) {
+	t.Helper()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("scrape does not parse: %v", err)
+	}
+	mf := mfs[name]
+	if mf == nil {
+		return 0, false
+	}
+next:
+	for _, m := range mf.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		if m.Counter != nil {
+			return m.Counter.GetValue(), true
+		}
+		return m.Gauge.GetValue(), true
+	}
+	return 0, false
+}
+
+// wait receives from ch or fails after 60 s, saying what it waited for.
+func wait[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no %s within 60 s", what)
+	}
+	var zero T
+	return zero
+}
+
+// TestServe: the first sweep's result is served; a scrape answers while
+// the next sweep is held and starts no sweep; a sweep that cannot reach
+// the fabric keeps the result served, marked stale with its age; SIGINT
+// (the context) stops the server with status 0.
+func TestServe(t *testing.T) {
+	addrs := make(chan string, 1)
+	started := make(chan int, 16)
+	release := make(chan struct{})
+	var down atomic.Bool
+	var sweeps, opens atomic.Int32
+	oldStarted, oldListening, oldOpen := sweepStarted, listening, openFabric
+	t.Cleanup(func() { sweepStarted, listening, openFabric = oldStarted, oldListening, oldOpen })
+	listening = func(a string) { addrs <- a }
+	sweepStarted = func(ctx context.Context, n int) {
+		sweeps.Store(int32(n))
+		select {
+		case started <- n:
+		case <-ctx.Done():
+		}
+		hold := release // sweep 2 is held until the test lets it go
+		if n >= 3 {
+			hold = nil // sweep 3 and later until the end
+		}
+		if n >= 2 {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+			}
+		}
+	}
+	openFabric = func(ctx context.Context, s attach.Settings) (*attach.Fabric, error) {
+		opens.Add(1) // every sweep opens the fabric
+		if down.Load() {
+			return nil, errors.New("the local port is down")
+		}
+		return oldOpen(ctx, s)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout bytes.Buffer
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, &stdout, &stderr, []string{"ibcheck", "serve", "--listen", "127.0.0.1:0", "--interval", "1ms",
+			"--sim", fabrics + "fattree2.net", "--sim-sm"})
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case code := <-done:
+		t.Fatalf("serve exited %d before listening:\n%s", code, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve not listening within 60 s:\n%s", stderr.String())
+	}
+	url := "http://" + addr + "/metrics"
+	if n := wait(t, started, "first sweep"); n != 1 {
+		t.Fatalf("first sweep numbered %d", n)
+	}
+	// sweep 2 starts after sweep 1's result is served, and is held
+	if n := wait(t, started, "second sweep"); n != 2 {
+		t.Fatalf("second sweep numbered %d", n)
+	}
+	for i := 0; i < 3; i++ {
+		text := get(t, url)
+		for name, want := range map[string]float64{"infiniband_exporter_up": 1, "infiniband_exporter_stale": 0} {
+			if v, ok := sampleValue(t, text, name, nil); !ok || v != want {
+				t.Fatalf("while sweep 2 is held: %s = %v (present %v), want %v", name, v, ok, want)
+			}
+		}
+		if v, ok := sampleValue(t, text, "infiniband_switch_port_state", map[string]string{"switch": "L0", "port": "1"}); !ok || v != 4 {
+			t.Fatalf("while sweep 2 is held: L0 port 1 state %v (present %v), want 4", v, ok)
+		}
+	}
+	if n := sweeps.Load(); n != 2 {
+		t.Fatalf("3 scrapes during sweep 2: sweeps started %d, want 2 (a scrape never starts a sweep)", n)
+	}
+	if n := opens.Load(); n != 1 {
+		t.Fatalf("3 scrapes during sweep 2 (held before it opens the fabric): the fabric was opened %d times, want 1 (a scrape never sweeps)", n)
+	}
+	select {
+	case n := <-started:
+		t.Fatalf("sweep %d started while sweep 2 is held", n)
+	default:
+	}
+	// the fabric goes away: sweep 2 fails, sweep 3 is held
+	down.Store(true)
+	close(release)
+	wait(t, started, "third sweep")
+	text := get(t, url)
+	for name, want := range map[string]float64{"infiniband_exporter_up": 1, "infiniband_exporter_stale": 1, "infiniband_exporter_sweep_failures_total": 1} {
+		if v, ok := sampleValue(t, text, name, nil); !ok || v != want {
+			t.Errorf("after a failed sweep: %s = %v (present %v), want %v", name, v, ok, want)
+		}
+	}
+	if v, ok := sampleValue(t, text, "infiniband_exporter_result_age_seconds", nil); !ok || v <= 0 {
+		t.Errorf("after a failed sweep: result age %v (present %v), want > 0", v, ok)
+	}
+	if _, ok := sampleValue(t, text, "infiniband_switch_port_state", map[string]string{"switch": "L0", "port": "1"}); !ok {
+		t.Error("after a failed sweep: the last result is no longer served")
+	}
+	if s := stderr.String(); !strings.Contains(s, "ibcheck serve: sweep 2: fabric unreachable: the local port is down; serving the result of ") || !strings.Contains(s, "(stale)") {
+		t.Errorf("stderr does not say sweep 2 failed and the result is stale:\n%s", s)
+	}
+	cancel()
+	if code := wait(t, done, "exit after the context ended"); code != exitcode.OK {
+		t.Errorf("exit %d after SIGINT, want 0:\n%s", code, stderr.String())
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout: %s", stdout.String())
+	}
+}
+
+// TestServeAddressInUse: one clear line, exit 2.
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	out, errb, code := runTool(t, "serve", "--listen", addr, "--sim", fabrics+"fattree2.net", "--sim-sm")
+	clitest.BadInput(t, "ibcheck", out, errb, code, "--listen "+addr, "address already in use")
+	out, errb, code = runTool(t, "serve", "--listen", "127.0.0.1:99999", "--sim", fabrics+"fattree2.net")
+	clitest.BadInput(t, "ibcheck", out, errb, code, "--listen 127.0.0.1:99999", "invalid port")
+	out, errb, code = runTool(t, "serve", "--interval", "0s", "--sim", fabrics+"fattree2.net")
+	clitest.BadInput(t, "ibcheck", out, errb, code, "--interval 0s", "must be positive")
+}
+
+// TestTextfile: one collection written in the textfile format, that
+// parses and holds the fabric's ports.
+func TestTextfile(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "ib.prom")
+	out, errb, code := runTool(t, "--textfile", f, "--sim", fabrics+"fattree2.net", "--sim-sm")
+	if code != exitcode.OK || len(out) != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errb)
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if v, ok := sampleValue(t, text, "infiniband_switch_port_state", map[string]string{"switch": "L0", "port": "1"}); !ok || v != 4 {
+		t.Errorf("L0 port 1 state %v (present %v), want 4", v, ok)
+	}
+	if v, ok := sampleValue(t, text, "infiniband_exporter_nodes", map[string]string{"type": "hca"}); !ok || v != 16 {
+		t.Errorf("hca nodes %v (present %v), want 16", v, ok)
+	}
+	clitest.NoLeftovers(t, dir, "ib.prom")
+	out, errb, code = runTool(t, "--textfile", f, "--json", "--sim", fabrics+"fattree2.net")
+	clitest.BadInput(t, "ibcheck", out, errb, code, "--textfile", "cannot be used with --json")
+}
+
+// TestTextfileNotWritable: a directory that is not writable: one clear
+// line, exit 2, no file, nothing half-written (as root: a directory of
+// /proc; as the unprivileged user: a directory without write permission).
+func TestTextfileNotWritable(t *testing.T) {
+	dir := t.TempDir()
+	target := "/proc/ibcheck-test/ib.prom"
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		target = filepath.Join(dir, "ib.prom")
+	}
+	out, errb, code := runTool(t, "--textfile", target, "--sim", fabrics+"fattree2.net", "--sim-sm")
+	clitest.BadInput(t, "ibcheck", out, errb, code, "--textfile "+target, "")
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("%s written", target)
+	}
+	clitest.NoLeftovers(t, dir)
+}
+
+func TestTextfileUnprivileged(t *testing.T) {
+	clitest.Unprivileged(t, "^TestTextfileNotWritable$")
+}
+
+// TestTextfileSweepFails: a fabric that cannot be reached leaves the
+// file as it was (exit 1, one line), nothing half-written beside it.
+func TestTextfileSweepFails(t *testing.T) {
+	oldOpen := openFabric
+	t.Cleanup(func() { openFabric = oldOpen })
+	openFabric = func(context.Context, attach.Settings) (*attach.Fabric, error) {
+		return nil, errors.New("the local port is down")
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "ib.prom")
+	if err := os.WriteFile(f, []byte("# the last good collection\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errb, code := runTool(t, "--textfile", f, "--sim", fabrics+"fattree2.net", "--sim-sm")
+	if code != exitcode.Fatal || len(out) != 0 || strings.Count(string(errb), "\n") != 1 ||
+		!strings.Contains(string(errb), "fabric unreachable: the local port is down") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and one line", code, out, errb)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "# the last good collection\n" {
+		t.Errorf("%s changed: %q", f, b)
+	}
+	clitest.NoLeftovers(t, dir, "ib.prom")
+}

@@ -2,6 +2,8 @@ package ibdiag_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +31,7 @@ func TestREADMEExamples(t *testing.T) {
 		t.Fatalf("go build ./cmd/...: %v\n%s", err, out)
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
-	run := func(t *testing.T, cmdline string) string {
+	run := func(t *testing.T, cmdline string, wantExit int) string {
 		if strings.Contains(cmdline, "| jq ") {
 			if _, err := exec.LookPath("jq"); err != nil {
 				clitest.Skip(t, "jq is not installed: %s", cmdline)
@@ -39,8 +41,16 @@ func TestREADMEExamples(t *testing.T) {
 		c.Env = env
 		var out bytes.Buffer
 		c.Stdout = &out
-		if err := c.Run(); err != nil {
+		err := c.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
 			t.Errorf("%s: %v", cmdline, err)
+		}
+		if code != wantExit {
+			t.Errorf("%s: exit status %d, want %d (the README says so with a last line \"(exit status N)\")", cmdline, code, wantExit)
 		}
 		return out.String()
 	}
@@ -51,9 +61,9 @@ func TestREADMEExamples(t *testing.T) {
 			// make demo: the build line, the run line, then its output
 			examples++
 			cmd := strings.TrimPrefix(lines[1], "./bin/")
-			got := run(t, cmd)
+			got := run(t, cmd, 0)
 			want := strings.Join(lines[2:], "\n") + "\n"
-			if dateless(got) != dateless(want) {
+			if !elidedMatch(dateless(got), dateless(want)) {
 				t.Errorf("make demo's %s: got\n%s\nwant (the README)\n%s", cmd, got, want)
 			}
 			continue
@@ -72,8 +82,9 @@ func TestREADMEExamples(t *testing.T) {
 				continue // needs a device or a running ibsim
 			}
 			examples++
-			if got := run(t, cmd); got != want.String() {
-				t.Errorf("%s: got\n%s\nwant (the README)\n%s", cmd, got, want.String())
+			text, exit := exitLine(want.String())
+			if got := run(t, cmd, exit); got != text {
+				t.Errorf("%s: got\n%s\nwant (the README)\n%s", cmd, got, text)
 			}
 		}
 	}
@@ -105,4 +116,27 @@ func dateless(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// elidedMatch reports whether got is want, where a line "..." in want
+// stands for any lines of got between the text before and after it.
+func elidedMatch(got, want string) bool {
+	head, tail, elided := strings.Cut(want, "...\n")
+	if !elided {
+		return got == want
+	}
+	return len(got) >= len(head)+len(tail) && strings.HasPrefix(got, head) && strings.HasSuffix(got, tail)
+}
+
+// exitLine splits an example's output from its last line "(exit status
+// N)", which says the command exits N (0 when there is none).
+func exitLine(out string) (string, int) {
+	body := strings.TrimSuffix(out, "\n")
+	i := strings.LastIndex(body, "\n")
+	last := body[i+1:]
+	var n int
+	if _, err := fmt.Sscanf(last, "(exit status %d)", &n); err != nil || !strings.HasSuffix(last, ")") {
+		return out, 0
+	}
+	return body[:i+1], n
 }

@@ -33,7 +33,7 @@ func TestBashCompletes(t *testing.T) {
 		{"ibdiscover", "ibdiscover ../../testdata/fabrics/chain", "../../testdata/fabrics/chain10.net"},
 		{"ibdiscover", "ibdiscover --outstanding", "--outstanding-smps --outstanding_smps"},
 		{"ibhops", "ibhops -t 1", ""},
-		{"ibhops", "ibhops --check", "--check-routes"},
+		{"ibhops", "ibhops --check", "--check-mcast --check-routes"},
 		{"ibhops", "ibhops --routing-engine up", "updn"},
 		{"ibhops", "ibhops --routing-engine torus", "torus-2QoS"},
 		{"ibdiscover", "ibdiscover --diffcheck sw,r", "sw,router"},

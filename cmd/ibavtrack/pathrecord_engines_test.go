@@ -150,14 +150,14 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 	t0 := time.Now()
 	s := ibsimtest.Start(t, file)
 	logPath := s.StartOpenSM(t, smHost, smArgs...)
+	// OpenSM says which engine configured the switches
+	// (osm_ucast_mgr_process: "<engine> tables configured on all
+	// switches"); an engine that could not route falls back to minhop, a
+	// failure shown with OpenSM's words.
 	osmLog, _ := os.ReadFile(logPath)
-	// An engine that could not route falls back to another: that is a
-	// failure, shown with OpenSM's words.
-	if m := regexp.MustCompile(`(?m)^.*(?:Routing engine \S+ failed|falling back|Fall back|ERR [0-9A-F]{4}).*$`).FindAll(osmLog, -1); m != nil {
-		t.Errorf("OpenSM -R %s did not route this fabric:\n%s", engine, bytesJoin(m))
-	}
-	if !regexp.MustCompile(`(?i)routing engine `+regexp.QuoteMeta(engine)).Match(osmLog) && !strings.Contains(string(osmLog), engine) {
-		t.Logf("OpenSM log does not name %s", engine)
+	if !strings.Contains(string(osmLog), engine+" tables configured on all switches") {
+		lines := regexp.MustCompile(`(?m)^.*(?:ERR|rout|tables configured|torus|lash|sssp).*$`).FindAll(osmLog, 60)
+		t.Fatalf("OpenSM -R %s did not route %s; its log says:\n%s", engine, filepath.Base(file), bytesJoin(lines))
 	}
 	base := []string{"--ibsim-sockname", s.SockName, "--sim-host", host}
 	lids, isCA := portLIDs(t, base)
@@ -277,8 +277,11 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 		sls[pr.SL]++
 		pairs++
 	}
-	t.Logf("%s lmc %d: %d CAs, %d LID pairs, SLs %v, %v", engine, lmc, len(cas), pairs, sls, time.Since(t0).Round(time.Millisecond))
-	if engine != "sssp" && len(sls) < 2 {
+	t.Logf("%s %s lmc %d: %d CAs, %d LID pairs, SLs %v, %v", filepath.Base(file), engine, lmc, len(cas), pairs, sls, time.Since(t0).Round(time.Millisecond))
+	// On the torus's rings every SL-assigning engine needs more than one
+	// lane (sssp balances paths but hands out SL 0; lash may fit a fat
+	// tree or a small irregular graph in one layer).
+	if engine != "sssp" && strings.HasSuffix(file, "torus.net") && len(sls) < 2 {
 		t.Errorf("%s handed out SLs %v only: the SL comparison proves little", engine, sls)
 	}
 	return pairs

@@ -156,7 +156,10 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 	// switches"); an engine that could not route falls back to minhop, a
 	// failure shown with OpenSM's words.
 	osmLog, _ := os.ReadFile(logPath)
-	if !strings.Contains(string(osmLog), engine+" tables configured on all switches") {
+	// torus-2QoS may say so for the part of the fabric its torus.conf
+	// describes: it then also says what it left out.
+	partial := regexp.MustCompile(`Could not construct torus|Missing torus|non-torus fabric|No routing engine able`)
+	if !strings.Contains(string(osmLog), engine+" tables configured on all switches") || partial.Match(osmLog) {
 		lines := regexp.MustCompile(`(?m)^.*(?:ERR|rout|tables configured|torus|lash|sssp).*$`).FindAll(osmLog, 60)
 		t.Fatalf("OpenSM -R %s did not route %s; its log says:\n%s", engine, filepath.Base(file), bytesJoin(lines))
 	}

@@ -67,9 +67,11 @@ cross:
 		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
 	done
 
+# -timeout 30m: cmd/ibavtrack takes about 5 minutes under -race on two
+# cores, too close to go test's default of 10 per package.
 test: fmt-check vet cross
 	sh scripts/install-deps.sh
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 test-stress: fmt-check vet
 	sh scripts/install-deps.sh

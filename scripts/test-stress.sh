@@ -59,7 +59,7 @@ while [ "$i" -lt "$load" ]; do
 	i=$((i + 1))
 done
 
-echo "test-stress: $runs runs of '$go test -race -count=1 $*' with $load CPU-bound processes (pids$pids) on $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cores; log: $log"
+echo "test-stress: $runs runs of '$go test -race -count=1 -timeout 30m $*' with $load CPU-bound processes (pids$pids) on $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cores; log: $log"
 : >"$log"
 run=1
 while [ "$run" -le "$runs" ]; do
@@ -68,7 +68,7 @@ while [ "$run" -le "$runs" ]; do
 	# In the background, so that a signal to this script is handled at
 	# once (the shell runs traps only between foreground commands), and
 	# in a process group of its own (setsid), led by go test's PID.
-	$setsid "$go" test -race -count=1 "$@" >>"$log" 2>&1 &
+	$setsid "$go" test -race -count=1 -timeout 30m "$@" >>"$log" 2>&1 &
 	gopid=$!
 	wait "$gopid"
 	rc=$?

@@ -115,9 +115,9 @@ one() {
 	# In the background and in a process group of its own (setsid), so
 	# that a signal to this script is handled at once and stops it all.
 	if [ -n "$timecmd" ]; then
-		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec $setsid $timecmd -f 'TEST-TIME %e %U %S' -o "$work/$w.$n.time" "$go" test -race -count=1 "$@") >"$log" 2>&1 &
+		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec $setsid $timecmd -f 'TEST-TIME %e %U %S' -o "$work/$w.$n.time" "$go" test -race -count=1 -timeout 30m "$@") >"$log" 2>&1 &
 	else
-		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec $setsid "$go" test -race -count=1 "$@") >"$log" 2>&1 &
+		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec $setsid "$go" test -race -count=1 -timeout 30m "$@") >"$log" 2>&1 &
 	fi
 	gopid=$!
 	wait "$gopid"

@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,15 +80,23 @@ func TestGIDText(t *testing.T) {
 // answer's MAD, or none when answer is nil (an SA that never answers).
 type fakeSA struct {
 	transport.Transport
-	answer func(req []byte) []byte
-	asked  atomic.Int32
+	answer    func(req []byte) []byte
+	firstOnce sync.Once
+	askedOnce sync.Once
+	first     chan struct{} // closed at the first SA request
+}
+
+// asked is closed when the first SA request arrives.
+func (f *fakeSA) asked() chan struct{} {
+	f.firstOnce.Do(func() { f.first = make(chan struct{}) })
+	return f.first
 }
 
 func (f *fakeSA) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
 	if req[1] != sa.Class {
 		return f.Transport.Exchange(ctx, dlid, req, resp)
 	}
-	f.asked.Add(1)
+	f.askedOnce.Do(func() { close(f.asked()) })
 	if f.answer == nil {
 		<-ctx.Done()
 		if ctx.Err() == context.DeadlineExceeded {
@@ -170,9 +178,7 @@ func TestMcastBadInput(t *testing.T) {
 		fake := &fakeSA{}
 		withFakeSA(t, fake, nil)
 		go func() {
-			for fake.asked.Load() == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			<-fake.asked() // the run waits on the silent SA now
 			cancel()
 		}()
 		var out, errb bytes.Buffer

@@ -109,9 +109,7 @@ func TestWatchMcastBadInput(t *testing.T) {
 		fake := &fakeSA{}
 		withFakeSA(t, fake, nil)
 		go func() {
-			for fake.asked.Load() == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			<-fake.asked() // the run waits on the silent SA now
 			cancel()
 		}()
 		var out, errb bytes.Buffer

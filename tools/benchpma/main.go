@@ -14,9 +14,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -27,10 +25,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ibfabric/ibdiag/pkg/discover"
-	"github.com/ibfabric/ibdiag/pkg/sim"
-	"github.com/ibfabric/ibdiag/pkg/smp"
-	"github.com/ibfabric/ibdiag/pkg/topology"
 	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
 
@@ -61,7 +55,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	net := filepath.Join(dir, "fabric.net")
-	nodes, switches, ports, host, err := writeFabric(spec, net)
+	nodes, switches, ports, host, err := benchproc.WriteFabric(spec, net)
 	if err != nil {
 		return err
 	}
@@ -101,7 +95,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	samples := make([][]benchproc.Sample, len(confs))
 	for r := 0; r < runs; r++ {
 		for i, c := range confs {
-			s, err := runOnce(c.bin, c.args, c.env, dir)
+			s, err := benchproc.RunOnce(c.bin, c.args, c.env, dir, 1)
 			if err != nil {
 				return fmt.Errorf("%s: %v", c.name, err)
 			}
@@ -129,61 +123,4 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 		return fmt.Errorf("the reports differ:\n--- ibqueryerrors\n%s--- ibavtrack errors\n%s", samples[0][0].Stdout, samples[1][0].Stdout)
 	}
 	return nil
-}
-
-// writeFabric generates spec and writes it as a topology file; it
-// returns the node, switch and port counts and a CA to attach to.
-func writeFabric(spec, path string) (nodes, switches, ports int, host string, err error) {
-	f, err := sim.Generate(spec, nil)
-	if err != nil {
-		return
-	}
-	tr, err := f.Attach("")
-	if err != nil {
-		return
-	}
-	defer tr.Close()
-	res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: 16})
-	if err != nil {
-		return
-	}
-	w, err := os.Create(path)
-	if err != nil {
-		return
-	}
-	bw := bufio.NewWriter(w)
-	if err = topology.WriteTopology(bw, res.Fabric, topology.Options{}); err == nil {
-		// Errors for the reports to show: every 37th node's port 1.
-		for i, n := range res.Fabric.Nodes {
-			if i%37 == 0 {
-				fmt.Fprintf(bw, "do PerformanceSet %q[1] PortCounters.SymbolErrorCounter=%d\n", smp.NodeID(n.Type(), n.GUID()), i+1)
-			}
-		}
-		err = bw.Flush()
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	for _, n := range res.Fabric.Nodes {
-		nodes++
-		ports += n.NumPorts() + 1
-		if n.IsSwitch() {
-			switches++
-		} else if host == "" {
-			host = smp.NodeID(n.Type(), n.GUID())
-		}
-	}
-	return
-}
-
-// runOnce runs bin once under benchproc.Run; ibqueryerrors exits 1 when
-// it finds errors, ours 0 (no --check).
-func runOnce(bin string, args, env []string, dir string) (benchproc.Sample, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	s, err := benchproc.Run(ctx, bin, args, env, dir)
-	if ee, ok := err.(*benchproc.ExitError); ok && ee.Code == 1 {
-		err = nil
-	}
-	return s, err
 }

@@ -13,8 +13,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -25,10 +23,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ibfabric/ibdiag/pkg/discover"
-	"github.com/ibfabric/ibdiag/pkg/sim"
-	"github.com/ibfabric/ibdiag/pkg/smp"
-	"github.com/ibfabric/ibdiag/pkg/topology"
 	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
 
@@ -69,7 +63,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	net := filepath.Join(dir, "fabric.net")
-	nodes, switches, ports, host, err := writeFabric(spec, net)
+	nodes, switches, ports, host, err := benchproc.WriteFabric(spec, net)
 	if err != nil {
 		return err
 	}
@@ -107,7 +101,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	samples := make([][]benchproc.Sample, len(confs))
 	for r := 0; r < runs; r++ {
 		for i, c := range confs {
-			s, err := runOnce(c.bin, c.args, c.env, dir)
+			s, err := benchproc.RunOnce(c.bin, c.args, c.env, dir, 3)
 			if err != nil {
 				return fmt.Errorf("%s: %v", c.name, err)
 			}
@@ -132,62 +126,4 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	fmt.Fprintf(out, "\nibcheck sweep / pipeline: wall %.2fx (target <= 0.2x), peak RSS %.2fx (target <= 1x)\n",
 		medWall[1].Seconds()/medWall[0].Seconds(), float64(medRSS[1])/float64(medRSS[0]))
 	return nil
-}
-
-// writeFabric generates spec and writes it as a topology file; it
-// returns the node, switch and port counts and a CA to attach to.
-func writeFabric(spec, path string) (nodes, switches, ports int, host string, err error) {
-	f, err := sim.Generate(spec, nil)
-	if err != nil {
-		return
-	}
-	tr, err := f.Attach("")
-	if err != nil {
-		return
-	}
-	defer tr.Close()
-	res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: 16})
-	if err != nil {
-		return
-	}
-	w, err := os.Create(path)
-	if err != nil {
-		return
-	}
-	bw := bufio.NewWriter(w)
-	if err = topology.WriteTopology(bw, res.Fabric, topology.Options{}); err == nil {
-		// Errors for the reports to show: every 37th node's port 1.
-		for i, n := range res.Fabric.Nodes {
-			if i%37 == 0 {
-				fmt.Fprintf(bw, "do PerformanceSet %q[1] PortCounters.SymbolErrorCounter=%d\n", smp.NodeID(n.Type(), n.GUID()), i+1)
-			}
-		}
-		err = bw.Flush()
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	for _, n := range res.Fabric.Nodes {
-		nodes++
-		ports += n.NumPorts() + 1
-		if n.IsSwitch() {
-			switches++
-		} else if host == "" {
-			host = smp.NodeID(n.Type(), n.GUID())
-		}
-	}
-	return
-}
-
-// runOnce runs bin once under benchproc.Run; ibcheck --textfile exits 3
-// when the sweep is partial (the checks the SM-less ibsim cannot answer),
-// which still writes the file.
-func runOnce(bin string, args, env []string, dir string) (benchproc.Sample, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	s, err := benchproc.Run(ctx, bin, args, env, dir)
-	if ee, ok := err.(*benchproc.ExitError); ok && ee.Code == 3 {
-		err = nil
-	}
-	return s, err
 }

@@ -6,6 +6,7 @@
 package benchproc
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -18,6 +19,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/sim"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+	"github.com/ibfabric/ibdiag/pkg/topology"
 )
 
 // TimeBin measures each process on its own: its wall time and the
@@ -165,4 +171,62 @@ func Median[T cmp.Ordered](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// WriteFabric generates spec and writes it as a topology file, with
+// ibsim console commands that set SymbolErrorCounter on every 37th
+// node's port 1 (errors for the reports to show); it returns the node, switch and port counts and a CA to attach to.
+func WriteFabric(spec, path string) (nodes, switches, ports int, host string, err error) {
+	f, err := sim.Generate(spec, nil)
+	if err != nil {
+		return
+	}
+	tr, err := f.Attach("")
+	if err != nil {
+		return
+	}
+	defer tr.Close()
+	res, err := discover.Discover(context.Background(), tr, discover.Config{MaxHops: -1, Outstanding: 16})
+	if err != nil {
+		return
+	}
+	w, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	bw := bufio.NewWriter(w)
+	if err = topology.WriteTopology(bw, res.Fabric, topology.Options{}); err == nil {
+		// Errors for the reports to show: every 37th node's port 1.
+		for i, n := range res.Fabric.Nodes {
+			if i%37 == 0 {
+				fmt.Fprintf(bw, "do PerformanceSet %q[1] PortCounters.SymbolErrorCounter=%d\n", smp.NodeID(n.Type(), n.GUID()), i+1)
+			}
+		}
+		err = bw.Flush()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	for _, n := range res.Fabric.Nodes {
+		nodes++
+		ports += n.NumPorts() + 1
+		if n.IsSwitch() {
+			switches++
+		} else if host == "" {
+			host = smp.NodeID(n.Type(), n.GUID())
+		}
+	}
+	return
+}
+
+// RunOnce runs bin once under Run, with a 10-minute bound; exit status
+// okCode (a tool's "found something" or "partial") is not an error.
+func RunOnce(bin string, args, env []string, dir string, okCode int) (Sample, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	s, err := Run(ctx, bin, args, env, dir)
+	if ee, ok := err.(*ExitError); ok && ee.Code == okCode {
+		err = nil
+	}
+	return s, err
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/cliapp"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/infile"
+	"github.com/ibfabric/ibdiag/internal/thresholdflag"
 	"github.com/ibfabric/ibdiag/pkg/chassis"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
@@ -110,35 +109,7 @@ func errorsCommand(stdout, stderr io.Writer) *cli.Command {
 // loadThresholds reads the named threshold file, or ibqueryerrors'
 // default one when it exists.
 func loadThresholds(c *cli.Context, stderr io.Writer) (portcounters.Thresholds, error) {
-	name, explicit := c.String("threshold-file"), c.IsSet("threshold-file")
-	if !explicit {
-		name = defaultThresholdFile
-	}
-	data, err := infile.Load(c.Context, "--threshold-file", name, func() ([]byte, error) {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return io.ReadAll(io.LimitReader(f, portcounters.MaxThresholdFile+1))
-	})
-	if errors.Is(err, context.Canceled) {
-		return portcounters.Thresholds{}, cliapp.InputError(err)
-	}
-	if err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return portcounters.Thresholds{}, nil
-		}
-		return portcounters.Thresholds{}, cliapp.Usage("--threshold-file "+name, cleanErr(err))
-	}
-	th, warnings, err := portcounters.ParseThresholds(name, data)
-	if err != nil {
-		return th, cliapp.Exit(exitcode.Usage, err)
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "ibavtrack: warning: %s\n", w)
-	}
-	return th, nil
+	return thresholdflag.Load(c, "ibavtrack", defaultThresholdFile, stderr)
 }
 
 // selectNode finds the node -G/-S GUID or -D PATH names, as ibqueryerrors
@@ -230,16 +201,6 @@ func cStrtoull(s string) (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(s[:end], base, 64)
 	return v, err == nil
-}
-
-// cleanErr is err's text without the *fs.PathError prefix (the flag names
-// the file already).
-func cleanErr(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) error {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/infile"
 	"github.com/ibfabric/ibdiag/internal/termout"
+	"github.com/ibfabric/ibdiag/internal/thresholdflag"
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/health"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
@@ -310,39 +309,7 @@ func without(list []string, s string) []string {
 // loadThresholds reads the named threshold file, or ibqueryerrors'
 // default one when it exists.
 func loadThresholds(c *cli.Context, stderr io.Writer) (portcounters.Thresholds, error) {
-	name, explicit := c.String("threshold-file"), c.IsSet("threshold-file")
-	if !explicit {
-		name = defaultThresholdFile
-	}
-	data, err := infile.Load(c.Context, "--threshold-file", name, func() ([]byte, error) {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return io.ReadAll(io.LimitReader(f, portcounters.MaxThresholdFile+1))
-	})
-	if errors.Is(err, context.Canceled) {
-		return portcounters.Thresholds{}, cliapp.InputError(err)
-	}
-	if err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return portcounters.Thresholds{}, nil
-		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return portcounters.Thresholds{}, cliapp.Usage("--threshold-file "+name, err.Error())
-	}
-	th, warnings, err := portcounters.ParseThresholds(name, data)
-	if err != nil {
-		return th, cliapp.Exit(exitcode.Usage, err)
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "ibcheck: warning: %s\n", w)
-	}
-	return th, nil
+	return thresholdflag.Load(c, "ibcheck", defaultThresholdFile, stderr)
 }
 
 // --- output ---

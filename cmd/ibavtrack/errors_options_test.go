@@ -52,6 +52,8 @@ func TestCompatErrorsSuppressOrder(t *testing.T) {
 		{"-s", "VL15Dropped", "-c", "-s", "PortXmitDiscards", "-c"},
 		{"-s", "PortXmitWait,PortXmitWait", "-s", "LinkDownedCounter"},
 		{"--suppress", "PortXmitWait", "--suppress", "LinkDownedCounter"},
+		{"-s", "PortXmitWait", "--suppress", "LinkDownedCounter", "-s", "VL15Dropped"}, // two forms of one option
+		{"--suppress=SymbolErrorCounter", "-c", "-s", "PortXmitDiscards"},
 		{"--suppress-common", "-s", "ExcessiveBufferOverrunErrors,PortRcvErrors"},
 	} {
 		a := append([]string{"--threshold-file", empty}, args...)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -324,6 +325,7 @@ func flagNames(flags []cli.Flag) map[string]bool {
 
 func reorder(flags []cli.Flag, args []string) ([]string, error) {
 	takes := valueFlags(flags)
+	rename := oneForm(flags, takes, args)
 	var opts, operands []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -334,6 +336,10 @@ func reorder(flags []cli.Flag, args []string) ([]string, error) {
 		if !isOption(a) {
 			operands = append(operands, a)
 			continue
+		}
+		if to, ok := rename[optName(a)]; ok {
+			dashes := len(a) - len(strings.TrimLeft(a, "-"))
+			a = a[:dashes] + to + a[dashes+len(optName(a)):]
 		}
 		opts = append(opts, a)
 		if takes[optName(a)] && !strings.Contains(a, "=") {
@@ -348,6 +354,61 @@ func reorder(flags []cli.Flag, args []string) ([]string, error) {
 		}
 	}
 	return append(opts, operands...), nil
+}
+
+// oneForm maps the names to rewrite so that a flag given under two of its
+// names ("-s X --suppress Y") reaches urfave/cli under one, which refuses
+// two forms of one flag: every later form becomes the first one used, so
+// a repeated list accumulates and a repeated value is the last one, as
+// getopt gives them. Flags used under one name are left as typed.
+func oneForm(flags []cli.Flag, takes map[string]bool, args []string) map[string]string {
+	var first map[string]string // name -> first name used of its flag
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if !isOption(a) {
+			continue
+		}
+		n := optName(a)
+		if takes[n] && !strings.Contains(a, "=") {
+			i++ // its value
+		}
+		for _, f := range flags {
+			names := f.Names()
+			if len(names) < 2 || !slices.Contains(names, n) {
+				continue
+			}
+			if first == nil {
+				first = make(map[string]string)
+			}
+			if _, seen := first[names[0]]; !seen {
+				first[names[0]] = n
+			}
+			break
+		}
+	}
+	var rename map[string]string
+	for _, f := range flags {
+		names := f.Names()
+		if len(names) < 2 {
+			continue
+		}
+		to, used := first[names[0]]
+		if !used {
+			continue
+		}
+		for _, n := range names {
+			if n != to {
+				if rename == nil {
+					rename = make(map[string]string)
+				}
+				rename[n] = to
+			}
+		}
+	}
+	return rename
 }
 
 func isOption(a string) bool { return len(a) > 1 && a[0] == '-' }

@@ -243,3 +243,39 @@ func TestNamesOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoForms: one flag given under two of its names is one flag, as
+// getopt makes it (urfave/cli alone refuses "Cannot use two forms of the
+// same flag"): a list accumulates in order, a value is the last one.
+func TestTwoForms(t *testing.T) {
+	tests := []struct{ args, want []string }{
+		{[]string{"tool", "-s", "a", "--suppress", "b", "--suppress=c", "x"}, []string{"s=a,b,c", "o=", "x"}},
+		{[]string{"tool", "--suppress", "a", "-s=b"}, []string{"s=a,b", "o="}},
+		{[]string{"tool", "-o", "one", "--output", "two", "-s", "a"}, []string{"s=a", "o=two"}},
+		{[]string{"tool", "--output=one", "-o", "-s"}, []string{"s=", "o=-s"}}, // "-s" is -o's value
+		{[]string{"tool", "-s", "a", "--", "--suppress"}, []string{"s=a", "o=", "--suppress"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		app := &cli.App{
+			Name: "tool",
+			Flags: []cli.Flag{
+				&cli.StringSliceFlag{Name: "s", Aliases: []string{"suppress"}},
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}},
+			},
+			Action: func(c *cli.Context) error {
+				got = append(got, "s="+strings.Join(c.StringSlice("s"), ","), "o="+c.String("output"))
+				got = append(got, c.Args().Slice()...)
+				return nil
+			},
+		}
+		var errb bytes.Buffer
+		if code := Run(context.Background(), app, tt.args, &errb); code != 0 {
+			t.Errorf("%v: exit %d: %s", tt.args, code, errb.String())
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%v: got %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}

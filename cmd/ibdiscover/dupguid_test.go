@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -100,8 +101,13 @@ func TestCompatDuplicateGUIDs(t *testing.T) {
 	}
 }
 
-// compareTwins compares ibdiscover -m -s with ibnetdiscover -o 1 -m -s:
-// the node order, the MAD count and the -s lines.
+// twinOutputs are the outputs compareTwins compares with ibnetdiscover's.
+var twinOutputs = [][]string{{"-m", "-f"}, {"-g"}, {"-p"}, {"-l"}, {"-H"}, {"-S"}}
+
+// compareTwins compares ibdiscover with ibnetdiscover -o 1 on a fabric
+// with twins: the -s lines, the -m MAD count, the topology (-m -f), -g,
+// -p, -l, -H, -S, the cache bytes, and what each tool prints from each
+// tool's cache.
 func compareTwins(t *testing.T, sim *ibsimtest.Sim, stage, host string) {
 	t.Helper()
 	_, stderr, _ := runOurs(t, append(ibsimArgs(sim, host), "-m", "-s", "--fixed-timeout")...)
@@ -121,5 +127,32 @@ func compareTwins(t *testing.T, sim *ibsimtest.Sim, stage, host string) {
 	on, tn := strings.Join(nodeGUIDLine.FindAllString(string(ours), -1), "\n"), strings.Join(nodeGUIDLine.FindAllString(string(theirs), -1), "\n")
 	if on != tn {
 		t.Errorf("%s: node order differs from ibnetdiscover's:\n%s", stage, golden.LineDiff(tn, on))
+	}
+	for _, extra := range twinOutputs {
+		theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", append([]string{"-o", "1"}, extra...)...)
+		if tcode != 0 {
+			t.Fatalf("%s %v: ibnetdiscover exit %d: %s", stage, extra, tcode, terr)
+		}
+		ours, oerr, code := runOurs(t, append(ibsimArgs(sim, host), extra...)...)
+		if code != 0 {
+			t.Errorf("%s %v: ibdiscover exit %d: %s", stage, extra, code, oerr)
+		}
+		if o, th := stripDate(ours), stripDate(theirs); o != th {
+			t.Errorf("%s %v: differs from ibnetdiscover:\n%s", stage, extra, golden.LineDiff(th, o))
+		}
+	}
+	dir := t.TempDir()
+	oc, tc := filepath.Join(dir, "ours.cache"), filepath.Join(dir, "theirs.cache")
+	if _, e, code := runOurs(t, append(ibsimArgs(sim, host), "--cache", oc)...); code != 0 {
+		t.Fatalf("%s: ibdiscover --cache: exit %d: %s", stage, code, e)
+	}
+	if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "--cache", tc); code != 0 {
+		t.Fatalf("%s: ibnetdiscover --cache: exit %d: %s", stage, code, e)
+	}
+	if ob, tb := mustRead(t, oc), mustRead(t, tc); ob != tb {
+		t.Errorf("%s: our cache (%d bytes) differs from ibnetdiscover's (%d bytes)", stage, len(ob), len(tb))
+	}
+	for _, cache := range []string{oc, tc} {
+		compareLoaded(t, sim, host, cache)
 	}
 }

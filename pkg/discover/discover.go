@@ -365,7 +365,7 @@ func (e *engine) readTwins(ctx context.Context) {
 	for _, via := range e.strayOrder {
 		a := e.strays[via]
 		old := e.fab.NodeByGUID(a.guid)
-		if old == nil || old.IsSwitch() || a.port == 0 || a.port > old.Info.NumPorts {
+		if old == nil || old.IsSwitch() || a.port == 0 {
 			continue
 		}
 		var buf [smp.DataSize]byte

@@ -210,8 +210,15 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	// lids is what libibnetdisc's port shell holds when a NodeInfo
 	// answer arrives: its base LID and LMC once its PortInfo was taken.
 	lids := func(n *model.Node, q uint8) (uint16, uint8) {
-		pp := n.Port(int(q))
-		if pp == nil || !hashed[portBase[n.Index]+int(q)] {
+		pp := ls.port(n, q)
+		if pp == nil {
+			return 0, 0
+		}
+		if n.Port(int(q)) != pp {
+			if !ls.hashed[pp] {
+				return 0, 0
+			}
+		} else if !hashed[portBase[n.Index]+int(q)] {
 			return 0, 0
 		}
 		if n.IsSwitch() {
@@ -308,7 +315,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 		case kSwitchInfo:
 		case kPortInfo:
 			n := nodes[it.node]
-			pp := n.Port(int(it.num))
+			pp := ls.port(n, it.num)
 			if it.twin != 0 {
 				if !ls.twinInfo(pp, o.strays[twins[it.twin-1].via]) {
 					continue
@@ -319,7 +326,13 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			if pp == nil || !pp.HasInfo {
 				continue
 			}
-			if h := portBase[it.node] + int(it.num); !hashed[h] {
+			if n.Port(int(it.num)) != pp {
+				// (past the node's ports)
+				if !ls.hashed[pp] {
+					ls.hashed[pp] = true
+					hashOrder = append(hashOrder, pp)
+				}
+			} else if h := portBase[it.node] + int(it.num); !hashed[h] {
 				hashed[h] = true
 				hashOrder = append(hashOrder, pp)
 			}
@@ -339,7 +352,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			explore(n, pp, it.twin)
 		case kEPI:
 			n := nodes[it.node]
-			explore(n, n.Port(int(it.num)), it.twin)
+			explore(n, ls.port(n, it.num), it.twin)
 		}
 	}
 	ls.apply()
@@ -374,6 +387,40 @@ type libState struct {
 	// overwrote; twin: whether the port holds the twin's PortInfo now
 	own  map[*model.PhysPort]ownPort
 	twin map[*model.PhysPort]bool
+	// beyond: ports past their node's port count, which a twin with
+	// more ports answered from (libibnetdisc stores them past the end
+	// of the node's port array: they are linked and hashed, and the
+	// node does not list them); hashed: those entered in the port hash
+	beyond map[beyondKey]*model.PhysPort
+	hashed map[*model.PhysPort]bool
+}
+
+type beyondKey struct {
+	n   *model.Node
+	num uint8
+}
+
+// beyondPort is the port past n's ports that twins entered at q.
+func (s *libState) beyondPort(n *model.Node, q uint8, guid uint64) *model.PhysPort {
+	if s.beyond == nil {
+		s.beyond = make(map[beyondKey]*model.PhysPort)
+		s.hashed = make(map[*model.PhysPort]bool)
+	}
+	k := beyondKey{n, q}
+	if p := s.beyond[k]; p != nil {
+		return p
+	}
+	p := &model.PhysPort{Node: n, Num: q, GUID: guid, Healthy: true}
+	s.beyond[k] = p
+	return p
+}
+
+// port is n's port q, or the port past n's ports twins entered at q.
+func (s *libState) port(n *model.Node, q uint8) *model.PhysPort {
+	if p := n.Port(int(q)); p != nil {
+		return p
+	}
+	return s.beyond[beyondKey{n, q}]
 }
 
 type ownPort struct {
@@ -393,9 +440,8 @@ func (s *libState) answer(n *model.Node, q uint8, via *model.PhysPort, stray *st
 	var at *model.PhysPort
 	if stray != nil {
 		s.twins = true
-		at = n.EnsurePort(int(q), stray.portGUID) // (a shell when new)
-		if at == nil {
-			return // (libibnetdisc writes past the node's ports)
+		if at = n.EnsurePort(int(q), stray.portGUID); at == nil { // (a shell when new)
+			at = s.beyondPort(n, q, stray.portGUID)
 		}
 		s.save(at)
 		at.GUID = stray.portGUID

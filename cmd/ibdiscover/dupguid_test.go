@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/internal/testkit/golden"
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 	"github.com/ibfabric/ibdiag/pkg/ibndcache"
 )
 
@@ -130,7 +131,7 @@ var twinOutputs = [][]string{{"-m", "-f"}, {"-g"}, {"-p"}, {"-l"}, {"-H"}, {"-S"
 // with twins: the -s lines, the -m MAD count, the topology (-m -f), -g,
 // -p, -l, -H, -S, the cache bytes (but for the beyond records of ports
 // past their node's ports ibnetdiscover writes), and what each tool
-// prints from each tool's cache.
+// prints from each tool's cache; --json validates against its schema.
 func compareTwins(t *testing.T, sim *ibsimtest.Sim, stage, host string, beyond int) {
 	t.Helper()
 	_, stderr, _ := runOurs(t, append(ibsimArgs(sim, host), "-m", "-s", "--fixed-timeout")...)
@@ -163,6 +164,15 @@ func compareTwins(t *testing.T, sim *ibsimtest.Sim, stage, host string, beyond i
 		if o, th := stripDate(ours), stripDate(theirs); o != th {
 			t.Errorf("%s %v: differs from ibnetdiscover:\n%s", stage, extra, golden.LineDiff(th, o))
 		}
+	}
+	// --json shows the same fabric (a link may end at a port past its
+	// node's ports)
+	if schema, err := jsonschema.Load("../../docs/fabric.schema.json"); err != nil {
+		t.Fatal(err)
+	} else if js, e, code := runOurs(t, append(ibsimArgs(sim, host), "--json")...); code != 0 {
+		t.Errorf("%s: --json: exit %d: %s", stage, code, e)
+	} else if err := schema.ValidateJSON(js); err != nil {
+		t.Errorf("%s: --json does not validate against docs/fabric.schema.json: %v", stage, err)
 	}
 	dir := t.TempDir()
 	oc, tc := filepath.Join(dir, "ours.cache"), filepath.Join(dir, "theirs.cache")

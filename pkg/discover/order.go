@@ -157,10 +157,11 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	// libibnetdisc's state of the ports twins touch: links (link_ports
 	// on every NodeInfo answer, the last one winning), PortInfo (a CA
 	// twin's, read into the known node's port, until the node's own is
-	// read again) and port GUIDs (each NodeInfo answer's). lib holds the
-	// link of every port a NodeInfo answer linked (nil: unlinked since);
-	// it is applied to the graph when twins were met.
+	// read again) and port GUIDs (each NodeInfo answer's), applied to the
+	// graph when twins were met. Only a fabric with answers the graph
+	// does not link (strays) can have twins: elsewhere nothing is kept.
 	var ls libState
+	track := len(o.strays) > 0
 	explore := func(n *model.Node, pp *model.PhysPort, tw int32) {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 			return
@@ -273,7 +274,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				}
 			}
 			isNew := !created[n.Index]
-			if !it.init {
+			if track && !it.init {
 				ls.answer(n, q, nodes[it.node].Port(int(it.num)), stray)
 			}
 			if o.Progress != nil {

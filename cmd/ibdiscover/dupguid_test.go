@@ -263,3 +263,57 @@ func withoutOrphanPorts(t *testing.T, b []byte) ([]byte, int) {
 	le.PutUint32(out[12:], uint32(ports-orphans))
 	return out, orphans
 }
+
+// fdr10TwinNet: one switch with CAs H0 and H2 on FDR10 links and H1 on a
+// QDR link (devices whose ExtendedPortInfo libibnetdisc reads).
+const fdr10TwinNet = `vendid=0x2c9
+devid=0xc738
+switchguid=0x0a00000000000010
+Switch	4 "S0"		# "s0" enhanced port 0 lid 0 lmc 0
+[1]	"H0"[1]		# lid 0 4xFDR10
+[2]	"H1"[1]		# lid 0 4xQDR
+[3]	"H2"[1]		# lid 0 4xFDR10
+
+vendid=0x2c9
+devid=0x1003
+caguid=0x0b00000000000100
+Ca	1 "H0"		# "h0"
+[1](b00000000000101)	"S0"[1]		# lid 0 lmc 0 "s0" lid 0 4xFDR10
+
+vendid=0x2c9
+devid=0x1003
+caguid=0x0b00000000000110
+Ca	1 "H1"		# "h1"
+[1](b00000000000111)	"S0"[2]		# lid 0 lmc 0 "s0" lid 0 4xQDR
+
+vendid=0x2c9
+devid=0x1003
+caguid=0x0b00000000000120
+Ca	1 "H2"		# "h2"
+[1](b00000000000121)	"S0"[3]		# lid 0 lmc 0 "s0" lid 0 4xFDR10
+`
+
+// TestCompatDuplicateGUIDsFDR10: a CA twin's Mellanox ExtendedPortInfo
+// goes into the known CA's port with its PortInfo, as in ibnetdiscover 44:
+// a QDR twin of an FDR10 CA and an FDR10 twin of a QDR CA.
+func TestCompatDuplicateGUIDsFDR10(t *testing.T) {
+	ibsimtest.Require(t)
+	net := ibsimtest.WriteNetFile(t, fdr10TwinNet)
+	guids := map[string]uint64{"H0": 0x0b00000000000100, "H1": 0x0b00000000000110, "H2": 0x0b00000000000120}
+	for _, c := range []struct{ twin, of, speed string }{{"H1", "H0", "4xQDR"}, {"H2", "H1", "4xFDR10"}} {
+		t.Run(c.twin+"="+c.of, func(t *testing.T) {
+			sim := ibsimtest.Start(t, net, ibsimtest.WithConsole())
+			sim.RunOpenSM(t, "H2", t.TempDir())
+			sim.Console(t, fmt.Sprintf("Guid %q %#x", c.twin, guids[c.of]))
+			for _, host := range []string{"", c.twin, c.of} {
+				compareTwins(t, sim, fmt.Sprintf("host %q", host), host, 0)
+			}
+			// (the known CA's port runs at its twin's speed)
+			theirs, _, _ := sim.RunTool(t, "", "ibnetdiscover", "-o", "1")
+			line := regexp.MustCompile(fmt.Sprintf(`caguid=%#x\nCa.*\n\[1\].* (4x\w+)\n`, guids[c.of])).FindStringSubmatch(string(theirs))
+			if line == nil || line[1] != c.speed {
+				t.Fatalf("ibnetdiscover does not show %s's port at its twin's speed %s: the fabric does not test the rule:\n%s", c.of, c.speed, theirs)
+			}
+		})
+	}
+}

@@ -358,9 +358,10 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 	return res, nil
 }
 
-// readTwins reads, as libibnetdisc does, the PortInfo of each CA twin
-// (a node that answered with the GUID of a known CA) through the port it
-// answered from: libibnetdisc takes it into the known CA's port.
+// readTwins reads, as libibnetdisc does, the PortInfo (and the Mellanox
+// ExtendedPortInfo where it would) of each CA twin (a node that answered
+// with the GUID of a known CA) through the port it answered from:
+// libibnetdisc takes them into the known CA's port.
 func (e *engine) readTwins(ctx context.Context) {
 	for _, via := range e.strayOrder {
 		a := e.strays[via]
@@ -376,6 +377,23 @@ func (e *engine) readTwins(ctx context.Context) {
 			continue
 		}
 		a.info = &buf
+		if e.cfg.NoMlnxEPI {
+			continue
+		}
+		// (libibnetdisc reads the Mellanox ExtendedPortInfo as for the
+		// known CA's port, holding the twin's PortInfo)
+		probe := model.PhysPort{Node: old, Num: a.port}
+		if probe.SetInfo(buf[:]) != nil || !wantsMlnxEPI(&probe) {
+			continue
+		}
+		var ext [smp.DataSize]byte
+		if err := e.q.Get(ctx, a.path, smp.AttrMlnxExtPortInfo, uint32(a.port), ext[:]); err != nil {
+			if IsStop(err) {
+				return
+			}
+			continue
+		}
+		a.ext = &ext
 	}
 }
 

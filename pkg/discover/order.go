@@ -107,13 +107,14 @@ type ReplayOptions struct {
 // A strayAnswer is a NodeInfo answer the graph does not link: the node
 // GUID, port GUID and the port it was entered by, the route it came
 // along, and for the twin of a CA the PortInfo of that port (nil when
-// not read).
+// not read) and its ExtendedPortInfo.
 type strayAnswer struct {
 	guid     uint64
 	portGUID uint64
 	port     uint8
 	path     smp.DRPath
 	info     *[smp.DataSize]byte
+	ext      *[smp.DataSize]byte // its Mellanox ExtendedPortInfo, when read
 }
 
 // A twin is a node libibnetdisc reached through via and took, by its
@@ -353,7 +354,13 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			explore(n, pp, it.twin)
 		case kEPI:
 			n := nodes[it.node]
-			explore(n, ls.port(n, it.num), it.twin)
+			pp := ls.port(n, it.num)
+			if it.twin != 0 {
+				ls.twinExt(pp, o.strays[twins[it.twin-1].via])
+			} else {
+				ls.ownExt(pp)
+			}
+			explore(n, pp, it.twin)
 		}
 	}
 	ls.apply()
@@ -386,8 +393,9 @@ type libState struct {
 	link  map[*model.PhysPort]*model.PhysPort
 	// own: the graph's PortInfo and port GUID of a port a twin
 	// overwrote; twin: whether the port holds the twin's PortInfo now
-	own  map[*model.PhysPort]ownPort
-	twin map[*model.PhysPort]bool
+	own       map[*model.PhysPort]ownPort
+	twin      map[*model.PhysPort]bool
+	twinExtIn map[*model.PhysPort]bool // the port holds the twin's ExtendedPortInfo now
 	// beyond: ports past their node's port count, which a twin with
 	// more ports answered from (libibnetdisc stores them past the end
 	// of the node's port array: they are linked and hashed, and the
@@ -428,6 +436,7 @@ type ownPort struct {
 	guid    uint64
 	hasInfo bool
 	info    [smp.DataSize]byte
+	ext     *[smp.DataSize]byte // the ExtendedPortInfo (nil: none)
 }
 
 // answer takes a NodeInfo answer of node n entered at port q through
@@ -437,6 +446,7 @@ func (s *libState) answer(n *model.Node, q uint8, via *model.PhysPort, stray *st
 		s.link = make(map[*model.PhysPort]*model.PhysPort)
 		s.own = make(map[*model.PhysPort]ownPort)
 		s.twin = make(map[*model.PhysPort]bool)
+		s.twinExtIn = make(map[*model.PhysPort]bool)
 	}
 	var at *model.PhysPort
 	if stray != nil {
@@ -468,7 +478,12 @@ func (s *libState) answer(n *model.Node, q uint8, via *model.PhysPort, stray *st
 
 func (s *libState) save(pp *model.PhysPort) {
 	if _, ok := s.own[pp]; !ok {
-		s.own[pp] = ownPort{guid: pp.GUID, hasInfo: pp.HasInfo, info: pp.RawInfo()}
+		o := ownPort{guid: pp.GUID, hasInfo: pp.HasInfo, info: pp.RawInfo()}
+		if pp.HasExtInfo && pp.ExtInfo != nil {
+			o.ext = new([smp.DataSize]byte)
+			*o.ext = *pp.ExtInfo
+		}
+		s.own[pp] = o
 	}
 }
 
@@ -495,6 +510,29 @@ func (s *libState) ownInfo(pp *model.PhysPort) {
 	if o := s.own[pp]; o.hasInfo {
 		_ = pp.SetInfo(o.info[:])
 		s.twin[pp] = false
+	}
+}
+
+// twinExt takes a CA twin's ExtendedPortInfo answer into pp (a lost one
+// leaves pp's as it was).
+func (s *libState) twinExt(pp *model.PhysPort, a *strayAnswer) {
+	if pp == nil || a == nil || a.ext == nil {
+		return
+	}
+	s.save(pp)
+	pp.SetExtInfo(a.ext[:])
+	s.twinExtIn[pp] = true
+}
+
+// ownExt takes the node's own ExtendedPortInfo answer into pp again
+// after a twin's.
+func (s *libState) ownExt(pp *model.PhysPort) {
+	if pp == nil || !s.twinExtIn[pp] {
+		return
+	}
+	if o := s.own[pp]; o.ext != nil {
+		pp.SetExtInfo(o.ext[:])
+		s.twinExtIn[pp] = false
 	}
 }
 

@@ -342,6 +342,9 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 		return res, err
 	}
 	res.Err = err
+	if !res.Interrupted {
+		e.readTwins(ctx)
+	}
 	e.register()
 	res.Problems = e.problems
 	res.IBNetDiscover = ReplayIBNetDiscover(e.fab, ReplayOptions{MlnxEPI: !cfg.NoMlnxEPI, Progress: cfg.IBNetDiscoverProgress, strays: e.strays})
@@ -353,6 +356,45 @@ func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result,
 		res.SMPs, res.Retries = e.q.SMPs(), e.q.RetryCount()
 	}
 	return res, nil
+}
+
+// readTwins reads, as libibnetdisc does, the PortInfo (and the Mellanox
+// ExtendedPortInfo where it would) of each CA twin (a node that answered
+// with the GUID of a known CA) through the port it answered from:
+// libibnetdisc takes them into the known CA's port.
+func (e *engine) readTwins(ctx context.Context) {
+	for _, via := range e.strayOrder {
+		a := e.strays[via]
+		old := e.fab.NodeByGUID(a.guid)
+		if old == nil || old.IsSwitch() || a.port == 0 {
+			continue
+		}
+		var buf [smp.DataSize]byte
+		if err := e.q.Get(ctx, a.path, smp.AttrPortInfo, uint32(a.port), buf[:]); err != nil {
+			if IsStop(err) {
+				return
+			}
+			continue
+		}
+		a.info = &buf
+		if e.cfg.NoMlnxEPI {
+			continue
+		}
+		// (libibnetdisc reads the Mellanox ExtendedPortInfo as for the
+		// known CA's port, holding the twin's PortInfo)
+		probe := model.PhysPort{Node: old, Num: a.port}
+		if probe.SetInfo(buf[:]) != nil || !wantsMlnxEPI(&probe) {
+			continue
+		}
+		var ext [smp.DataSize]byte
+		if err := e.q.Get(ctx, a.path, smp.AttrMlnxExtPortInfo, uint32(a.port), ext[:]); err != nil {
+			if IsStop(err) {
+				return
+			}
+			continue
+		}
+		a.ext = &ext
+	}
 }
 
 // register enters every port with a PortInfo into the fabric's GUID and
@@ -409,7 +451,8 @@ type engine struct {
 	// strays holds, for the same ports, the node GUID and entry port of
 	// each answer: the replay of libibnetdisc takes a second node with a
 	// known GUID for the first.
-	strays map[*model.PhysPort]strayAnswer
+	strays     map[*model.PhysPort]*strayAnswer
+	strayOrder []*model.PhysPort // strays' keys in the order first answered
 
 	// slab and chunk hold the probes of the chunk in flight (reused).
 	slab  []probe
@@ -450,7 +493,7 @@ func newEngine(tr transport.Transport, cfg Config) *engine {
 		cfg:      cfg,
 		fab:      model.NewFabric(),
 		answered: make(map[*model.PhysPort]uint64),
-		strays:   make(map[*model.PhysPort]strayAnswer),
+		strays:   make(map[*model.PhysPort]*strayAnswer),
 	}
 }
 
@@ -994,7 +1037,10 @@ func (e *engine) accept(ctx context.Context, probes []*probe) ([]*model.Node, []
 			if p.remotePort != 0 {
 				q = p.remotePort
 			}
-			e.strays[p.parent] = strayAnswer{guid: ni.NodeGUID, port: q}
+			if _, again := e.strays[p.parent]; !again {
+				e.strayOrder = append(e.strayOrder, p.parent)
+			}
+			e.strays[p.parent] = &strayAnswer{guid: ni.NodeGUID, port: q, portGUID: ni.PortGUID, path: p.path}
 		}
 	}
 	return fresh, revisit

@@ -101,14 +101,20 @@ type ReplayOptions struct {
 	Progress func(Progress)
 	// strays: for ports the graph leaves unlinked, the NodeInfo answer
 	// that came through them (a second node with a known GUID).
-	strays map[*model.PhysPort]strayAnswer
+	strays map[*model.PhysPort]*strayAnswer
 }
 
 // A strayAnswer is a NodeInfo answer the graph does not link: the node
-// GUID and the port it was entered by.
+// GUID, port GUID and the port it was entered by, the route it came
+// along, and for the twin of a CA the PortInfo of that port (nil when
+// not read) and its ExtendedPortInfo.
 type strayAnswer struct {
-	guid uint64
-	port uint8
+	guid     uint64
+	portGUID uint64
+	port     uint8
+	path     smp.DRPath
+	info     *[smp.DataSize]byte
+	ext      *[smp.DataSize]byte // its Mellanox ExtendedPortInfo, when read
 }
 
 // A twin is a node libibnetdisc reached through via and took, by its
@@ -149,6 +155,14 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	var queue replayQueue
 	queue.push(replayItem{k: kNodeInfo, init: true})
 	var twins []twin
+	// libibnetdisc's state of the ports twins touch: links (link_ports
+	// on every NodeInfo answer, the last one winning), PortInfo (a CA
+	// twin's, read into the known node's port, until the node's own is
+	// read again) and port GUIDs (each NodeInfo answer's), applied to the
+	// graph when twins were met. Only a fabric with answers the graph
+	// does not link (strays) can have twins: elsewhere nothing is kept.
+	var ls libState
+	track := len(o.strays) > 0
 	explore := func(n *model.Node, pp *model.PhysPort, tw int32) {
 		if pp.Num == 0 || pp.Info.PortPhysicalState != smp.PhysLinkUp {
 			return
@@ -198,8 +212,15 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	// lids is what libibnetdisc's port shell holds when a NodeInfo
 	// answer arrives: its base LID and LMC once its PortInfo was taken.
 	lids := func(n *model.Node, q uint8) (uint16, uint8) {
-		pp := n.Port(int(q))
-		if pp == nil || !hashed[portBase[n.Index]+int(q)] {
+		pp := ls.port(n, q)
+		if pp == nil {
+			return 0, 0
+		}
+		if n.Port(int(q)) != pp {
+			if !ls.hashed[pp] {
+				return 0, 0
+			}
+		} else if !hashed[portBase[n.Index]+int(q)] {
 			return 0, 0
 		}
 		if n.IsSwitch() {
@@ -216,14 +237,17 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			var n *model.Node
 			var q uint8
 			var path smp.DRPath
-			stray := false
+			var stray *strayAnswer
 			if it.twin != 0 {
 				if !it.retract {
 					continue
 				}
 				tw := twins[it.twin-1]
 				path = tw.path.Retract()
-				n, q = tw.via.Node, tw.via.Num
+				// (the node before the twin, entered as by its own
+				// route)
+				n = tw.via.Node
+				q = entry[n.Index]
 				it.d = int32(path.Len())
 			} else if it.init {
 				n, q = f.From, f.FromPort
@@ -237,7 +261,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				} else if a, ok := o.strays[via]; ok && f.NodeByGUID(a.guid) != nil {
 					// libibnetdisc finds the node by its GUID
 					n, q = f.NodeByGUID(a.guid), a.port
-					stray = true
+					stray = a
 				} else {
 					continue
 				}
@@ -251,6 +275,9 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 				}
 			}
 			isNew := !created[n.Index]
+			if track && !it.init {
+				ls.answer(n, q, nodes[it.node].Port(int(it.num)), stray)
+			}
 			if o.Progress != nil {
 				p := Progress{Path: path, New: isNew, Node: n, Nodes: len(order), SMPs: int64(smps)}
 				if isNew {
@@ -279,7 +306,7 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			}
 			if !n.IsSwitch() {
 				var tw int32
-				if stray && !isNew {
+				if stray != nil && !isNew {
 					twins = append(twins, twin{path: path, via: nodes[it.node].Port(int(it.num))})
 					tw = int32(len(twins))
 				}
@@ -290,11 +317,24 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 		case kSwitchInfo:
 		case kPortInfo:
 			n := nodes[it.node]
-			pp := n.Port(int(it.num))
+			pp := ls.port(n, it.num)
+			if it.twin != 0 {
+				if !ls.twinInfo(pp, o.strays[twins[it.twin-1].via]) {
+					continue
+				}
+			} else {
+				ls.ownInfo(pp)
+			}
 			if pp == nil || !pp.HasInfo {
 				continue
 			}
-			if h := portBase[it.node] + int(it.num); !hashed[h] {
+			if n.Port(int(it.num)) != pp {
+				// (past the node's ports)
+				if !ls.hashed[pp] {
+					ls.hashed[pp] = true
+					hashOrder = append(hashOrder, pp)
+				}
+			} else if h := portBase[it.node] + int(it.num); !hashed[h] {
 				hashed[h] = true
 				hashOrder = append(hashOrder, pp)
 			}
@@ -314,9 +354,16 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 			explore(n, pp, it.twin)
 		case kEPI:
 			n := nodes[it.node]
-			explore(n, n.Port(int(it.num)), it.twin)
+			pp := ls.port(n, it.num)
+			if it.twin != 0 {
+				ls.twinExt(pp, o.strays[twins[it.twin-1].via])
+			} else {
+				ls.ownExt(pp)
+			}
+			explore(n, pp, it.twin)
 		}
 	}
+	ls.apply()
 	for _, n := range order {
 		asReachedBy(n, entry[n.Index])
 	}
@@ -333,6 +380,183 @@ func ReplayIBNetDiscover(f *model.Fabric, o ReplayOptions) Replay {
 	copy(f.Nodes, order)
 	f.PortHashOrder = hashOrder
 	return Replay{MaxHops: maxHops, SMPs: smps}
+}
+
+// libState follows, during the replay, what libibnetdisc makes of the
+// ports twins touch: it links the port a NodeInfo answer comes from
+// whichever node answered (link_ports, which unlinks both ports' earlier
+// peers), sets the port GUID the answer gives, and reads a CA twin's
+// PortInfo into the known CA's port. The graph holds each node's own
+// answers; apply makes it read as libibnetdisc's when twins were met.
+type libState struct {
+	twins bool
+	link  map[*model.PhysPort]*model.PhysPort
+	// own: the graph's PortInfo and port GUID of a port a twin
+	// overwrote; twin: whether the port holds the twin's PortInfo now
+	own       map[*model.PhysPort]ownPort
+	twin      map[*model.PhysPort]bool
+	twinExtIn map[*model.PhysPort]bool // the port holds the twin's ExtendedPortInfo now
+	// beyond: ports past their node's port count, which a twin with
+	// more ports answered from (libibnetdisc stores them past the end
+	// of the node's port array: they are linked and hashed, and the
+	// node does not list them); hashed: those entered in the port hash
+	beyond map[beyondKey]*model.PhysPort
+	hashed map[*model.PhysPort]bool
+}
+
+type beyondKey struct {
+	n   *model.Node
+	num uint8
+}
+
+// beyondPort is the port past n's ports that twins entered at q.
+func (s *libState) beyondPort(n *model.Node, q uint8, guid uint64) *model.PhysPort {
+	if s.beyond == nil {
+		s.beyond = make(map[beyondKey]*model.PhysPort)
+		s.hashed = make(map[*model.PhysPort]bool)
+	}
+	k := beyondKey{n, q}
+	if p := s.beyond[k]; p != nil {
+		return p
+	}
+	p := &model.PhysPort{Node: n, Num: q, GUID: guid, Healthy: true}
+	s.beyond[k] = p
+	return p
+}
+
+// port is n's port q, or the port past n's ports twins entered at q.
+func (s *libState) port(n *model.Node, q uint8) *model.PhysPort {
+	if p := n.Port(int(q)); p != nil {
+		return p
+	}
+	return s.beyond[beyondKey{n, q}]
+}
+
+type ownPort struct {
+	guid    uint64
+	hasInfo bool
+	info    [smp.DataSize]byte
+	ext     *[smp.DataSize]byte // the ExtendedPortInfo (nil: none)
+}
+
+// answer takes a NodeInfo answer of node n entered at port q through
+// via: a twin's (stray set) or the node's own.
+func (s *libState) answer(n *model.Node, q uint8, via *model.PhysPort, stray *strayAnswer) {
+	if s.link == nil {
+		s.link = make(map[*model.PhysPort]*model.PhysPort)
+		s.own = make(map[*model.PhysPort]ownPort)
+		s.twin = make(map[*model.PhysPort]bool)
+		s.twinExtIn = make(map[*model.PhysPort]bool)
+	}
+	var at *model.PhysPort
+	if stray != nil {
+		s.twins = true
+		if at = n.EnsurePort(int(q), stray.portGUID); at == nil { // (a shell when new)
+			at = s.beyondPort(n, q, stray.portGUID)
+		}
+		s.save(at)
+		at.GUID = stray.portGUID
+	} else {
+		if at = n.Port(int(q)); at == nil {
+			return
+		}
+		if o, ok := s.own[at]; ok {
+			at.GUID = o.guid
+		}
+	}
+	if via == nil {
+		return
+	}
+	if r := s.link[at]; r != nil && r != via {
+		s.link[r] = nil
+	}
+	if r := s.link[via]; r != nil && r != at {
+		s.link[r] = nil
+	}
+	s.link[at], s.link[via] = via, at
+}
+
+func (s *libState) save(pp *model.PhysPort) {
+	if _, ok := s.own[pp]; !ok {
+		o := ownPort{guid: pp.GUID, hasInfo: pp.HasInfo, info: pp.RawInfo()}
+		if pp.HasExtInfo && pp.ExtInfo != nil {
+			o.ext = new([smp.DataSize]byte)
+			*o.ext = *pp.ExtInfo
+		}
+		s.own[pp] = o
+	}
+}
+
+// twinInfo takes a CA twin's PortInfo answer into pp; false when it was
+// not read (a lost SMP).
+func (s *libState) twinInfo(pp *model.PhysPort, a *strayAnswer) bool {
+	if pp == nil || a == nil || a.info == nil {
+		return false
+	}
+	s.save(pp)
+	if pp.SetInfo(a.info[:]) != nil {
+		return false
+	}
+	s.twin[pp] = true
+	return true
+}
+
+// ownInfo takes the node's own PortInfo answer into pp again after a
+// twin's (when the node's own was read).
+func (s *libState) ownInfo(pp *model.PhysPort) {
+	if pp == nil || !s.twin[pp] {
+		return
+	}
+	if o := s.own[pp]; o.hasInfo {
+		_ = pp.SetInfo(o.info[:])
+		s.twin[pp] = false
+	}
+}
+
+// twinExt takes a CA twin's ExtendedPortInfo answer into pp (a lost one
+// leaves pp's as it was).
+func (s *libState) twinExt(pp *model.PhysPort, a *strayAnswer) {
+	if pp == nil || a == nil || a.ext == nil {
+		return
+	}
+	s.save(pp)
+	pp.SetExtInfo(a.ext[:])
+	s.twinExtIn[pp] = true
+}
+
+// ownExt takes the node's own ExtendedPortInfo answer into pp again
+// after a twin's.
+func (s *libState) ownExt(pp *model.PhysPort) {
+	if pp == nil || !s.twinExtIn[pp] {
+		return
+	}
+	if o := s.own[pp]; o.ext != nil {
+		pp.SetExtInfo(o.ext[:])
+		s.twinExtIn[pp] = false
+	}
+}
+
+// apply links the graph's ports as libibnetdisc's when twins were met:
+// each port a NodeInfo answer linked gets its last peer (or none), and a
+// port left pointing at a port now linked elsewhere is unlinked.
+func (s *libState) apply() {
+	if !s.twins {
+		return
+	}
+	var before []*model.PhysPort // the graph's peers of the ports relinked
+	for p := range s.link {
+		if p.Remote != nil {
+			before = append(before, p.Remote)
+		}
+	}
+	for p, r := range s.link {
+		p.Remote = r
+	}
+	for _, p := range before {
+		if _, relinked := s.link[p]; !relinked && p.Remote != nil && p.Remote.Remote != p {
+			p.Remote = nil
+		}
+	}
 }
 
 // asReachedBy makes n read as libibnetdisc reads it when it first

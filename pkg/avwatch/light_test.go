@@ -2,6 +2,8 @@ package avwatch_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,6 +14,7 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/fabricjson"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/sim"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -46,6 +49,16 @@ type watchSide struct {
 	// sweep found (nil: the sweep was full without one).
 	fulls     int
 	lastLight *discover.LightResult
+	// memo keeps the answers of the last discovery: a light sweep that
+	// sees a change rediscovers incrementally (discover.Rediscover), as
+	// ibavtrack watch does. lastIncr is what the last incremental
+	// rediscovery did (nil: none, or it could not be trusted, and
+	// untrusted says why), lastSMPs the SMPs of the last sweep.
+	memo      *discover.Memo
+	lastIncr  *discover.Rediscovered
+	untrusted string
+	incrs     int
+	lastSMPs  int64
 }
 
 func newSide(t testing.TB, f *sim.Fabric, light bool, dsts []string) *watchSide {
@@ -63,6 +76,7 @@ func newSideOn(t testing.TB, tr transport.Transport, light bool, dsts []string) 
 	s := &watchSide{tr: &counting{Transport: tr}, light: light, w: avwatch.New(0, dsts)}
 	if light {
 		s.sched.FullInterval = time.Hour
+		s.memo = &discover.Memo{}
 	}
 	t.Cleanup(s.w.Close)
 	return s
@@ -79,24 +93,52 @@ func localPhys(f *model.Fabric) *model.PhysPort {
 	return f.From.Port(int(f.FromPort))
 }
 
+// srcPort is the watch's source: the local port.
+func srcPort(f *model.Fabric) (*model.Port, uint16, error) {
+	var src *model.Port
+	if pp := localPhys(f); pp != nil {
+		src = f.PortByGUID(pp.GUID)
+	}
+	return avwatch.SourcePort(f, "", src)
+}
+
 // sweep runs one sweep and returns its events' texts.
 func (s *watchSide) sweep(t testing.TB) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	before := s.tr.n.Load()
 	complete := s.res != nil && !s.res.Partial()
-	s.lastLight = nil
+	s.lastLight, s.lastIncr, s.untrusted = nil, nil, ""
 	full := !s.light || s.sched.Full(time.Now(), s.w, !complete)
+	cfg := discover.Config{Timeout: 100 * time.Millisecond, Retries: 1, Outstanding: 16, Memo: s.memo}
 	if !full {
 		lr, err := discover.LightSweep(ctx, s.querier(), s.res.Fabric, s.w.Probes(s.tables, localPhys(s.res.Fabric)), 16)
 		if err != nil {
 			t.Fatalf("light sweep: %v", err)
 		}
 		s.lastLight = lr
-		full = lr.Changed
+		if lr.Changed {
+			res, rd, err := discover.Rediscover(ctx, s.tr, cfg, lr)
+			switch {
+			case errors.Is(err, discover.ErrUntrusted):
+				s.untrusted = err.Error()
+				full = true
+			case err != nil:
+				t.Fatalf("rediscover: %v", err)
+			default:
+				src, _, _ := srcPort(res.Fabric)
+				tabs, err := s.w.RouteTables(ctx, s.querier(), res.Fabric, src)
+				if err != nil {
+					t.Fatalf("route tables: %v", err)
+				}
+				s.res, s.tables, s.lastIncr = res, tabs, rd
+				s.incrs++
+			}
+		}
 	}
 	if full {
-		res, err := discover.Discover(ctx, s.tr, discover.Config{Timeout: 100 * time.Millisecond, Retries: 1, Outstanding: 16})
+		res, err := discover.Discover(ctx, s.tr, cfg)
 		if err != nil {
 			t.Fatalf("discover: %v", err)
 		}
@@ -109,11 +151,7 @@ func (s *watchSide) sweep(t testing.TB) []string {
 		s.fulls++
 	}
 	f := s.res.Fabric
-	var src *model.Port
-	if pp := localPhys(f); pp != nil {
-		src = f.PortByGUID(pp.GUID)
-	}
-	p, slid, srcErr := avwatch.SourcePort(f, "", src)
+	p, slid, srcErr := srcPort(f)
 	var out []string
 	err := s.w.Update(s.sweeps, f, s.tables, p, slid, srcErr, func(ev *avwatch.Event) error {
 		out = append(out, ev.Target+": "+ev.Text())
@@ -123,6 +161,7 @@ func (s *watchSide) sweep(t testing.TB) []string {
 		t.Fatal(err)
 	}
 	s.sweeps++
+	s.lastSMPs = s.tr.n.Load() - before
 	return out
 }
 
@@ -208,10 +247,20 @@ func TestLightSweepReportsAsFull(t *testing.T) {
 				t.Errorf("%s: the light sweep saw no change", name)
 			}
 			if a, b := fabricJSON(t, light.res), fabricJSON(t, full.res); a != b {
-				t.Errorf("%s: the light watch's fabric differs from a full discovery's", name)
+				t.Errorf("%s: the light watch's fabric differs from a full discovery's:\n%s", name, firstDiff(a, b))
+			}
+			if a, b := routesOf(light, dsts), routesOf(full, dsts); a != b {
+				t.Errorf("%s: the light watch's routes\n%s\nthe full watch's\n%s", name, a, b)
 			}
 		}
-		t.Logf("%s: %q (light: %+v)", name, le, light.lastLight)
+		t.Logf("%s: %q (%s)", name, le, light.what(full))
+	}
+	// incr asserts that the last sweep rediscovered incrementally.
+	incr := func(name string) {
+		t.Helper()
+		if light.lastIncr == nil {
+			t.Errorf("%s: no incremental rediscovery (%s)", name, light.untrusted)
+		}
 	}
 	exec := func(cmd string) {
 		t.Helper()
@@ -235,14 +284,43 @@ func TestLightSweepReportsAsFull(t *testing.T) {
 	// Off every watched route: only the PortStateChange bit tells.
 	exec(`Unlink "H12"[1]`)
 	step("link down, off route", false, true)
+	incr("link down, off route")
 	exec(`ReLink "H12"[1]`)
 	step("link up, off route (Initialize)", false, true)
+	incr("link up, off route (Initialize)")
 	// The SM brings the port up and clears the bit between two light
-	// sweeps: nothing cheap tells (the light watch's fabric keeps the
-	// port Initialize until the next full sweep), and no watched route
-	// changed, so neither watch reports anything.
+	// sweeps: the port, Initialize when last read, is read again.
 	sm()
-	step("link up, off route, SM ran", false, false)
+	step("link up, off route, SM ran", false, true)
+	incr("link up, off route, SM ran")
+
+	// Off route: a node gone, added; a subtree (a leaf switch and its
+	// hosts) cut off and back.
+	exec(`Unlink "H12"`)
+	step("node gone, off route", false, true)
+	incr("node gone, off route")
+	exec(`ReLink "H12"`)
+	step("node added, off route (Initialize)", false, true)
+	incr("node added, off route (Initialize)")
+	sm()
+	step("node added, off route, SM ran", false, true)
+	incr("node added, off route, SM ran")
+	for p := 5; p <= 8; p++ {
+		exec(fmt.Sprintf(`Unlink "L3"[%d]`, p))
+	}
+	step("subtree cut off", false, true)
+	incr("subtree cut off")
+	if n := len(light.res.Fabric.Nodes); n != len(full.res.Fabric.Nodes) || n != 44-5 {
+		t.Errorf("subtree cut off: %d nodes, a full discovery %d: want %d", n, len(full.res.Fabric.Nodes), 44-5)
+	}
+	for p := 5; p <= 8; p++ {
+		exec(fmt.Sprintf(`ReLink "L3"[%d]`, p))
+	}
+	step("subtree back (Initialize)", false, true)
+	incr("subtree back (Initialize)")
+	sm()
+	step("subtree back, SM ran", false, true)
+	incr("subtree back, SM ran")
 
 	// On a watched route.
 	exec(`Unlink "H31"[1]`)
@@ -291,6 +369,72 @@ func TestLightSweepReportsAsFull(t *testing.T) {
 	if light.fulls >= full.fulls {
 		t.Errorf("light watch ran %d full sweeps of %d", light.fulls, full.fulls)
 	}
+}
+
+// what says how the last sweep went, beside full's.
+func (s *watchSide) what(full *watchSide) string {
+	var b strings.Builder
+	if lr := s.lastLight; lr != nil {
+		fmt.Fprintf(&b, "light: changed %v (%s), %d marked, %d dirty, %d cut, %d SMPs; ", lr.Changed, lr.Why, lr.Marked, lr.Dirty, lr.Cut, lr.SMPs)
+	}
+	switch {
+	case s.lastIncr != nil:
+		fmt.Fprintf(&b, "incremental: %d served, %d sent; ", s.lastIncr.Served, s.lastIncr.Sent)
+	case s.untrusted != "":
+		fmt.Fprintf(&b, "full: %s; ", s.untrusted)
+	}
+	fmt.Fprintf(&b, "%d SMPs (full watch: %d)", s.lastSMPs, full.lastSMPs)
+	return b.String()
+}
+
+// firstDiff shows where two renderings first differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  got  %s\n  want %s", i+1, x, y)
+		}
+	}
+	return "(same)"
+}
+
+// routesOf describes the route to each of dsts as a watch sees it: the
+// ports it leaves through and the forwarding table entry of every switch
+// it crosses, or why there is none.
+func routesOf(s *watchSide, dsts []string) string {
+	var b strings.Builder
+	f := s.res.Fabric
+	src, _, err := srcPort(f)
+	if err != nil {
+		return err.Error()
+	}
+	for _, d := range dsts {
+		fmt.Fprintf(&b, "%s:", d)
+		_, dlid, err := f.ResolveLID(d, nil)
+		if err != nil {
+			fmt.Fprintf(&b, " %v\n", err)
+			continue
+		}
+		hops, dst, err := routing.Trace(f, s.tables, src.Phys, dlid)
+		for _, h := range hops {
+			fmt.Fprintf(&b, " %s(lft[%d]=%d)", pathav.PortName(h.Out), dlid, s.tables.Port(h.Out.Node, dlid))
+		}
+		if dst != nil {
+			fmt.Fprintf(&b, " -> %s", pathav.PortName(dst))
+		}
+		if err != nil {
+			fmt.Fprintf(&b, " error %v", err)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // pathTo is the directed route to the node described desc.

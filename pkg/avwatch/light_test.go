@@ -322,6 +322,34 @@ func TestLightSweepReportsAsFull(t *testing.T) {
 	step("subtree back, SM ran", false, true)
 	incr("subtree back, SM ran")
 
+	// Two hosts' cables swapped: a port leads to another node than
+	// discovered.
+	exec(`Unlink "H12"[1]`)
+	exec(`Unlink "H13"[1]`)
+	exec(`Link "L3"[1] "H13"[1]`)
+	exec(`Link "L3"[2] "H12"[1]`)
+	step("hosts swapped", false, true)
+	incr("hosts swapped")
+	sm()
+	step("hosts swapped, SM ran", false, true)
+	incr("hosts swapped, SM ran")
+
+	// A GUID seen twice: an incremental result cannot be trusted, the
+	// sweep is full.
+	guid12, guid13 := nodeOf(t, full.res.Fabric, "H12").GUID(), nodeOf(t, full.res.Fabric, "H13").GUID()
+	exec(fmt.Sprintf(`Guid "H12" %#x`, guid13))
+	exec(`Unlink "H12"[1]`)
+	exec(`ReLink "H12"[1]`)
+	step("GUID seen twice", false, true)
+	if light.lastIncr != nil || !strings.Contains(light.untrusted, "inconsistent") {
+		t.Errorf("GUID seen twice: want a full sweep after an inconsistent rediscovery, got %s", light.what(full))
+	}
+	exec(fmt.Sprintf(`Guid "H12" %#x`, guid12))
+	exec(`Unlink "H12"[1]`)
+	exec(`ReLink "H12"[1]`)
+	sm()
+	step("GUID unique again", false, true)
+
 	// On a watched route.
 	exec(`Unlink "H31"[1]`)
 	step("link down", true, true)
@@ -440,13 +468,19 @@ func routesOf(s *watchSide, dsts []string) string {
 // pathTo is the directed route to the node described desc.
 func pathTo(t *testing.T, f *model.Fabric, desc string) smp.DRPath {
 	t.Helper()
+	return nodeOf(t, f, desc).Path
+}
+
+// nodeOf is the node described desc.
+func nodeOf(t *testing.T, f *model.Fabric, desc string) *model.Node {
+	t.Helper()
 	for _, n := range f.Nodes {
 		if n.Description() == desc {
-			return n.Path
+			return n
 		}
 	}
 	t.Fatalf("no node %q", desc)
-	return smp.DRPath{}
+	return nil
 }
 
 // The fat trees of the idle-cost test and benchmark: the 2,144-node tree

@@ -544,27 +544,104 @@ func TestIdleLightSweepCost(t *testing.T) {
 	t.Logf("%s: %d nodes, %d switches: idle light sweep %d SMPs", spec, len(s.res.Fabric.Nodes), sws, n)
 }
 
+// TestIncrementalSweepCost counts, through the transport, the SMPs of
+// the sweep after one link off the watched routes went down, and after
+// it came up again, on a generated fat tree: each must be an incremental
+// rediscovery costing at most the idle light sweep, the changed leaf
+// switch's neighbourhood (three SMPs a port), its own reads (NodeInfo,
+// NodeDescription, SwitchInfo, and a PortInfo and an ExtendedPortInfo a
+// port), the new subtree's reads (four SMPs a node: one host coming up)
+// and one forwarding table block per switch on each watched route.
+func TestIncrementalSweepCost(t *testing.T) {
+	spec := tree2144
+	if testing.Short() {
+		spec = tree324
+	}
+	f, s := idleWatch(t, spec)
+	idle := int64(len(s.res.Fabric.Switches()) + len(s.w.Probes(s.tables, localPhys(s.res.Fabric))))
+	fullSMPs := s.lastSMPs
+	leaf := nodeOf(t, s.res.Fabric, "H100").Port(1).Remote.Node
+	ports := int64(leaf.NumPorts() + 1)
+	const routeBlocks = 2 * 3 // two routes, three switches each
+	for _, c := range []struct {
+		cmd      string
+		newNodes int64
+		probes   int64 // the ports left Initialize, read again
+	}{{`Unlink "H100"[1]`, 0, 0}, {`ReLink "H100"[1]`, 1, 0}} {
+		if err := f.Exec(c.cmd); err != nil {
+			t.Fatal(err)
+		}
+		if ev := s.sweep(t); len(ev) != 0 {
+			t.Fatalf("%s: reported %q", c.cmd, ev)
+		}
+		if s.lastIncr == nil {
+			t.Fatalf("%s: no incremental rediscovery: %s", c.cmd, s.what(s))
+		}
+		bound := idle + c.probes + 3*ports + (3 + 2*ports) + 4*c.newNodes + routeBlocks
+		if s.lastSMPs > bound {
+			t.Errorf("%s: %d SMPs: want at most %d (idle %d, a switch of %d ports, %d new nodes)", c.cmd, s.lastSMPs, bound, idle, ports, c.newNodes)
+		}
+		t.Logf("%s on %s: %d SMPs (bound %d; a full sweep %d: %.1f%%): %s", c.cmd, spec, s.lastSMPs, bound, fullSMPs,
+			100*float64(s.lastSMPs)/float64(fullSMPs), s.what(s))
+	}
+}
+
 // BenchmarkWatchSweep compares an idle light sweep with a full one (a
-// discovery and every forwarding table) on the 2,144-node tree, watching
-// two hosts, and reports the SMPs of each.
+// discovery and every forwarding table) and with the sweep after one link
+// off the watched routes changed (one-link: a light sweep, an
+// incremental rediscovery and the watched routes' forwarding table
+// blocks; the link goes down and up in turn) on the 2,144-node tree,
+// watching two hosts, and reports the SMPs of each.
+//
+// The embedded simulator answers at once, so there the time is the
+// tools' own CPU; with-latency runs the same sweeps through its latency
+// model (1 µs a hop, 20 µs an SMA's service), where SMPs cost time as
+// on a fabric.
 func BenchmarkWatchSweep(b *testing.B) {
-	for _, kind := range []string{"full", "light"} {
-		b.Run(kind, func(b *testing.B) {
-			_, s := idleWatch(b, tree2144)
-			s.light = kind == "light"
+	for _, lat := range []string{"", "/with-latency"} {
+		for _, kind := range []string{"full", "light", "one-link"} {
+			b.Run(kind+lat, func(b *testing.B) { benchWatchSweep(b, kind, lat != "") })
+		}
+	}
+}
+
+func benchWatchSweep(b *testing.B, kind string, latency bool) {
+	{
+		{
+			f, s := idleWatch(b, tree2144)
+			if latency {
+				if err := f.Exec("Latency hop=1us sma=20us"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			s.light = kind != "full"
 			before := s.tr.n.Load()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				if kind == "one-link" {
+					b.StopTimer()
+					cmd := `Unlink "H100"[1]`
+					if i%2 == 1 {
+						cmd = `ReLink "H100"[1]`
+					}
+					if err := f.Exec(cmd); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
 				if ev := s.sweep(b); len(ev) != 0 {
-					b.Fatalf("idle sweep reported %q", ev)
+					b.Fatalf("sweep reported %q", ev)
+				}
+				if kind == "one-link" && s.lastIncr == nil {
+					b.Fatalf("no incremental rediscovery: %s", s.untrusted)
 				}
 			}
 			b.StopTimer()
 			if s.light && s.fulls != 1 {
-				b.Fatalf("%d full sweeps while idle", s.fulls-1)
+				b.Fatalf("%d full sweeps while idle or one link changed", s.fulls-1)
 			}
 			b.ReportMetric(float64(s.tr.n.Load()-before)/float64(b.N), "SMPs/sweep")
 			b.ReportMetric(float64(len(s.res.Fabric.Nodes)), "nodes")
-		})
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -24,16 +25,10 @@ var ErrUntrusted = errors.New("incremental rediscovery cannot be trusted")
 type Memo struct {
 	mu sync.Mutex
 	// rec holds the answers of the discovery running, by directed route.
-	rec map[memoKey][]byte
+	rec map[smp.DRPath]*nodeAnswers
 	// fab is the fabric of the last discovery, nodes its answers.
 	fab   *model.Fabric
 	nodes map[*model.Node]*nodeAnswers
-}
-
-type memoKey struct {
-	path smp.DRPath
-	attr uint16
-	mod  uint32
 }
 
 type attrMod struct {
@@ -58,7 +53,7 @@ func (m *Memo) Fabric() *model.Fabric {
 // start begins a recording.
 func (m *Memo) start() {
 	m.mu.Lock()
-	m.rec = make(map[memoKey][]byte)
+	m.rec = make(map[smp.DRPath]*nodeAnswers)
 	m.mu.Unlock()
 }
 
@@ -69,12 +64,22 @@ func (m *Memo) record(req, resp []byte) {
 		resp[3] != smp.MethodGetResp || resp[4]&^0x80 != 0 || resp[5] != 0 {
 		return
 	}
-	k := memoKey{r.Path(), r.AttrID, r.AttrMod}
+	m.put(r.Path(), attrMod{r.AttrID, r.AttrMod}, append([]byte(nil), resp[smp.DataOffset:smp.DataOffset+smp.DataSize]...))
+}
+
+// put keeps b, the answer to k along path.
+func (m *Memo) put(path smp.DRPath, k attrMod, b []byte) {
 	m.mu.Lock()
-	if m.rec != nil {
-		m.rec[k] = append([]byte(nil), resp[smp.DataOffset:smp.DataOffset+smp.DataSize]...)
+	defer m.mu.Unlock()
+	if m.rec == nil {
+		return
 	}
-	m.mu.Unlock()
+	na := m.rec[path]
+	if na == nil {
+		na = &nodeAnswers{ans: make(map[attrMod][]byte, 8)}
+		m.rec[path] = na
+	}
+	na.ans[k] = b
 }
 
 // bind ends a recording: the answers read along each node's path of f
@@ -82,30 +87,18 @@ func (m *Memo) record(req, resp []byte) {
 func (m *Memo) bind(f *model.Fabric) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	byPath := make(map[smp.DRPath]*model.Node, len(f.Nodes))
-	for _, n := range f.Nodes {
-		byPath[n.Path] = n
-	}
 	nodes := make(map[*model.Node]*nodeAnswers, len(f.Nodes))
-	for k, b := range m.rec {
-		n := byPath[k.path]
-		if n == nil {
+	for _, n := range f.Nodes {
+		na := m.rec[n.Path]
+		if na == nil {
 			continue
 		}
-		na := nodes[n]
-		if na == nil {
-			na = &nodeAnswers{ans: make(map[attrMod][]byte, n.NumPorts()+3)}
-			nodes[n] = na
-		}
-		na.ans[attrMod{k.attr, k.mod}] = b
-	}
-	for n, na := range nodes {
 		ni, ok := na.ans[attrMod{smp.AttrNodeInfo, 0}]
 		if !ok {
-			delete(nodes, n) // its identity was not read along its path
-			continue
+			continue // its identity was not read along its path
 		}
 		na.entry = ni[36]
+		nodes[n] = na
 	}
 	m.fab, m.nodes, m.rec = f, nodes, nil
 }
@@ -132,29 +125,28 @@ type server struct {
 	recorder
 	old    *Memo
 	lr     *LightResult
-	served int64
-	mu     sync.Mutex
+	served atomic.Int64
 }
 
 func (s *server) Exchange(ctx context.Context, dlid uint16, req, resp []byte) error {
-	if b := s.answer(req); b != nil {
-		copy(resp, req[:smp.MADSize])
-		resp[3] = smp.MethodGetResp
-		resp[4], resp[5] = 0x80, 0 // D bit, status 0
-		copy(resp[smp.DataOffset:smp.DataOffset+smp.DataSize], b)
-		s.mu.Lock()
-		s.served++
-		s.mu.Unlock()
-		s.m.record(req, resp)
-		return nil
+	var r smp.MAD
+	if r.UnmarshalBinary(req) == nil {
+		if b := s.answer(&r); b != nil {
+			copy(resp, req[:smp.MADSize])
+			resp[3] = smp.MethodGetResp
+			resp[4], resp[5] = 0x80, 0 // D bit, status 0
+			copy(resp[smp.DataOffset:smp.DataOffset+smp.DataSize], b)
+			s.served.Add(1)
+			s.m.put(r.Path(), attrMod{r.AttrID, r.AttrMod}, b)
+			return nil
+		}
 	}
 	return s.recorder.Exchange(ctx, dlid, req, resp)
 }
 
-// answer is the memorised answer to req, or nil when req must be sent.
-func (s *server) answer(req []byte) []byte {
-	var r smp.MAD
-	if r.UnmarshalBinary(req) != nil || !r.IsDirectRoute() || r.Method != smp.MethodGet || r.HopPointer != 0 ||
+// answer is the memorised answer to r, or nil when r must be sent.
+func (s *server) answer(r *smp.MAD) []byte {
+	if !r.IsDirectRoute() || r.Method != smp.MethodGet || r.HopPointer != 0 ||
 		r.DrSLID != smp.PermissiveLID || r.DrDLID != smp.PermissiveLID {
 		return nil
 	}
@@ -188,16 +180,15 @@ func (s *server) answer(req []byte) []byte {
 	if !ok {
 		return nil
 	}
-	out := append([]byte(nil), b...)
-	switch r.AttrID {
-	case smp.AttrNodeInfo:
-		out[36] = entry
-	case smp.AttrPortInfo:
-		if out[28] == na.entry {
-			out[28] = entry
-		}
+	switch {
+	case r.AttrID == smp.AttrNodeInfo && b[36] != entry:
+		b = append([]byte(nil), b...)
+		b[36] = entry
+	case r.AttrID == smp.AttrPortInfo && b[28] == na.entry && na.entry != entry:
+		b = append([]byte(nil), b...)
+		b[28] = entry
 	}
-	return out
+	return b
 }
 
 // Rediscovered is what an incremental rediscovery did.
@@ -253,7 +244,7 @@ func Rediscover(ctx context.Context, tr transport.Transport, cfg Config, lr *Lig
 		return res, nil, err
 	}
 	m.bind(res.Fabric)
-	rd := &Rediscovered{Served: srv.served, Sent: res.SMPs - srv.served}
+	rd := &Rediscovered{Served: srv.served.Load(), Sent: res.SMPs - srv.served.Load()}
 	switch {
 	case res.Interrupted:
 		return res, rd, nil

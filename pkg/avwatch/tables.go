@@ -3,6 +3,7 @@ package avwatch
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
@@ -18,8 +19,12 @@ import (
 // for a block that fails, recorded by q); the other blocks read as
 // NoRoute. It is the tables of a sweep after an incremental rediscovery
 // (discover.Rediscover), where reading every switch's table would cost
-// as much as the full sweep it replaces. Its error is a fatal transport
-// error or ctx's.
+// as much as the full sweep it replaces. It then reads the PortInfo of
+// every port on each route (as the light sweep's probes do): one that
+// differs from f's, or fails, is an error wrapping discover.ErrUntrusted
+// (a route moved over a port whose change no light sweep saw: a full
+// sweep must say). Its other errors are a fatal transport error or
+// ctx's.
 func (w *Watcher) RouteTables(ctx context.Context, q *discover.Querier, f *model.Fabric, src *model.Port) (*routing.Tables, error) {
 	type swBlock struct {
 		sw  *model.Node
@@ -82,6 +87,44 @@ func (w *Watcher) RouteTables(ctx context.Context, q *discover.Querier, f *model
 	}
 	for k, b := range blocks {
 		put(out, k, b)
+	}
+	// A route that moved may cross ports the rediscovery took as they
+	// were: read them.
+	seen := make(map[*model.PhysPort]bool)
+	for _, t := range w.targets {
+		_, dlid, err := f.ResolveLID(t.spec, nil)
+		if err != nil {
+			continue
+		}
+		hops, dst, err := routing.Trace(f, out, src.Phys, dlid)
+		ports := []*model.PhysPort{src.Phys, dst}
+		for _, h := range hops {
+			ports = append(ports, h.Out, h.In)
+		}
+		var re *routing.RouteError
+		if errors.As(err, &re) && re.At != nil && re.At.IsSwitch() {
+			// (where the route ends: the port the table sends it to)
+			if p := out.Port(re.At, dlid); p != routing.NoRoute && int(p) <= re.At.NumPorts() {
+				ports = append(ports, re.At.Port(int(p)))
+			}
+		}
+		for _, pp := range ports {
+			if pp == nil || !pp.HasInfo || seen[pp] {
+				continue
+			}
+			seen[pp] = true
+			p := discover.PortInfoProbe(pp)
+			var buf [smp.DataSize]byte
+			if err := q.Get(ctx, p.Path, p.Attr, p.Mod, buf[:]); err != nil {
+				if discover.IsStop(err) {
+					return out, err
+				}
+				return out, fmt.Errorf("%w: %s: %v", discover.ErrUntrusted, p.What, err)
+			}
+			if !p.Same(buf[:]) {
+				return out, fmt.Errorf("%w: %s, on the route to %s, changed", discover.ErrUntrusted, p.What, t.spec)
+			}
+		}
 	}
 	return out, nil
 }

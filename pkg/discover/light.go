@@ -94,6 +94,10 @@ type LightResult struct {
 	untrusted string
 }
 
+// ChangedNode reports whether the light sweep found n (a node of the fabric
+// swept) changed: Rediscover reads it again.
+func (r *LightResult) ChangedNode(n *model.Node) bool { return r.dirty[n] }
+
 // LightSweep reads what tells whether f, a fabric discovered before
 // (complete: a partial one should be discovered again), changed, with
 // workers SMPs at most in flight through q, and what changed: the nodes

@@ -59,6 +59,8 @@ type watchSide struct {
 	untrusted string
 	incrs     int
 	lastSMPs  int64
+	// smpTimeout, when set, is the SMPs' timeout (see timeout).
+	smpTimeout time.Duration
 }
 
 func newSide(t testing.TB, f *sim.Fabric, light bool, dsts []string) *watchSide {
@@ -82,8 +84,17 @@ func newSideOn(t testing.TB, tr transport.Transport, light bool, dsts []string) 
 	return s
 }
 
+// timeout is the SMPs' timeout: 100 ms (the embedded simulator answers
+// at once, or never), or the side's own.
+func (s *watchSide) timeout() time.Duration {
+	if s.smpTimeout > 0 {
+		return s.smpTimeout
+	}
+	return 100 * time.Millisecond
+}
+
 func (s *watchSide) querier() *discover.Querier {
-	return &discover.Querier{Transport: s.tr, Timeout: 100 * time.Millisecond, Retries: 1}
+	return &discover.Querier{Transport: s.tr, Timeout: s.timeout(), Retries: 1}
 }
 
 func localPhys(f *model.Fabric) *model.PhysPort {
@@ -111,7 +122,7 @@ func (s *watchSide) sweep(t testing.TB) []string {
 	complete := s.res != nil && !s.res.Partial()
 	s.lastLight, s.lastIncr, s.untrusted = nil, nil, ""
 	full := !s.light || s.sched.Full(time.Now(), s.w, !complete)
-	cfg := discover.Config{Timeout: 100 * time.Millisecond, Retries: 1, Outstanding: 16, Memo: s.memo}
+	cfg := discover.Config{Timeout: s.timeout(), Retries: 1, Outstanding: 16, Memo: s.memo}
 	if !full {
 		lr, err := discover.LightSweep(ctx, s.querier(), s.res.Fabric, s.w.Probes(s.tables, localPhys(s.res.Fabric)), 16)
 		if err != nil {

@@ -118,7 +118,8 @@ func (r *LightResult) ChangedNode(n *model.Node) bool { return r.dirty[n] }
 //     "maybe changed since the SM last looked", not "changed since we
 //     last looked". Reading never clears it.
 //  2. the probes the caller gives (Probe: say, every port and forwarding
-//     table block on a watched route), and the PortInfo of every port
+//     table block on a watched route; one node's one after the other, as
+//     an SMA serves one SMP at a time), and the PortInfo of every port
 //     discovered Initialize or Armed (one an SM is bringing up: the bit
 //     it sets may be cleared before we look): an answer the probe does
 //     not accept, or none, is a change (of Probe.Node, when set).
@@ -128,9 +129,11 @@ func (r *LightResult) ChangedNode(n *model.Node) bool { return r.dirty[n] }
 //     PortInfo of the port at the far end. A PortInfo that differs is a
 //     change of its node; a port that is down, does not answer, or leads
 //     to another node or port than discovered is a changed link (cut),
-//     as is a port not linked when discovered that now differs. A marked
-//     switch where nothing differs is unchanged for this sweep only (a
-//     bit no SM clears marks the switch again at the next sweep).
+//     as is a port not linked when discovered that now differs. A node
+//     whose SwitchInfo or probe did not answer is not read again: every
+//     port of it is cut. A marked switch where nothing differs is
+//     unchanged for this sweep only (a bit no SM clears marks the switch
+//     again at the next sweep).
 //
 // So an idle sweep of a fabric whose SM clears PortStateChange costs
 // one SMP per switch plus the probes; a changed switch costs three SMPs
@@ -160,6 +163,16 @@ func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe
 		change(why)
 		mu.Lock()
 		res.dirty[n] = true
+		mu.Unlock()
+	}
+	// gone holds the nodes that did not answer along their path: their
+	// neighbourhood is not read (it would not answer either), every port
+	// of theirs is cut.
+	gone := make(map[*model.Node]bool)
+	silent := func(n *model.Node, why string) {
+		dirty(n, why)
+		mu.Lock()
+		gone[n] = true
 		mu.Unlock()
 	}
 	cut := func(pp *model.PhysPort, why string) {
@@ -199,7 +212,7 @@ func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe
 		sw := sws[i]
 		var b [smp.DataSize]byte
 		what := "SwitchInfo of " + sw.Description()
-		if ok, err := get(ctx, sw.Path, smp.AttrSwitchInfo, 0, b[:], what, func(why string) { dirty(sw, why) }); !ok {
+		if ok, err := get(ctx, sw.Path, smp.AttrSwitchInfo, 0, b[:], what, func(why string) { silent(sw, why) }); !ok {
 			return err
 		}
 		fresh := b
@@ -228,18 +241,35 @@ func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe
 			}
 		}
 	}
-	err = Parallel(ctx, workers, len(probes), func(ctx context.Context, i int) error {
+	// One node's probes go one after the other: an SMA serves one SMP
+	// at a time, and drops one that arrives while it is busy.
+	var groups [][]*Probe
+	byPath := make(map[smp.DRPath]int)
+	for i := range probes {
 		p := &probes[i]
-		fail := change
-		if p.Node != nil {
-			fail = func(why string) { dirty(p.Node, why) }
+		g, ok := byPath[p.Path]
+		if !ok {
+			g = len(groups)
+			byPath[p.Path] = g
+			groups = append(groups, nil)
 		}
-		var b [smp.DataSize]byte
-		if ok, err := get(ctx, p.Path, p.Attr, p.Mod, b[:], p.What, fail); !ok {
-			return err
-		}
-		if !p.Same(b[:]) {
-			fail(p.What + " differs")
+		groups[g] = append(groups[g], p)
+	}
+	err = Parallel(ctx, workers, len(groups), func(ctx context.Context, i int) error {
+		for _, p := range groups[i] {
+			fail, failGet := change, change
+			if p.Node != nil {
+				fail = func(why string) { dirty(p.Node, why) }
+				failGet = func(why string) { silent(p.Node, why) }
+			}
+			var b [smp.DataSize]byte
+			ok, err := get(ctx, p.Path, p.Attr, p.Mod, b[:], p.What, failGet)
+			if err != nil {
+				return err
+			}
+			if ok && !p.Same(b[:]) {
+				fail(p.What + " differs")
+			}
 		}
 		return nil
 	})
@@ -264,6 +294,14 @@ func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe
 		}
 	}
 	err = Parallel(ctx, workers, len(work), func(ctx context.Context, i int) error {
+		if n := work[i]; gone[n] {
+			for _, pp := range n.Ports {
+				if pp != nil {
+					cut(pp, n.Description()+" does not answer")
+				}
+			}
+			return nil
+		}
 		return lightNeighbourhood(ctx, work[i], get, dirty, cut)
 	})
 	return finish(err)

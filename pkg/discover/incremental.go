@@ -40,7 +40,35 @@ type attrMod struct {
 // port that path entered it by (NodeInfo's LocalPortNum then).
 type nodeAnswers struct {
 	entry uint8
-	ans   map[attrMod][]byte
+	ans   []answer
+}
+
+// answer is one attribute's data as answered.
+type answer struct {
+	key  attrMod
+	data [smp.DataSize]byte
+}
+
+// get returns the answer to k (nil, false: none).
+func (na *nodeAnswers) get(k attrMod) ([]byte, bool) {
+	for i := range na.ans {
+		if na.ans[i].key == k {
+			return na.ans[i].data[:], true
+		}
+	}
+	return nil, false
+}
+
+// set keeps b as the answer to k.
+func (na *nodeAnswers) set(k attrMod, b []byte) {
+	for i := range na.ans {
+		if na.ans[i].key == k {
+			copy(na.ans[i].data[:], b)
+			return
+		}
+	}
+	na.ans = append(na.ans, answer{key: k})
+	copy(na.ans[len(na.ans)-1].data[:], b)
 }
 
 // Fabric is the fabric of the last discovery recorded (nil: none).
@@ -64,7 +92,7 @@ func (m *Memo) record(req, resp []byte) {
 		resp[3] != smp.MethodGetResp || resp[4]&^0x80 != 0 || resp[5] != 0 {
 		return
 	}
-	m.put(r.Path(), attrMod{r.AttrID, r.AttrMod}, append([]byte(nil), resp[smp.DataOffset:smp.DataOffset+smp.DataSize]...))
+	m.put(r.Path(), attrMod{r.AttrID, r.AttrMod}, resp[smp.DataOffset:smp.DataOffset+smp.DataSize])
 }
 
 // put keeps b, the answer to k along path.
@@ -76,10 +104,10 @@ func (m *Memo) put(path smp.DRPath, k attrMod, b []byte) {
 	}
 	na := m.rec[path]
 	if na == nil {
-		na = &nodeAnswers{ans: make(map[attrMod][]byte, 8)}
+		na = &nodeAnswers{}
 		m.rec[path] = na
 	}
-	na.ans[k] = b
+	na.set(k, b)
 }
 
 // bind ends a recording: the answers read along each node's path of f
@@ -93,11 +121,14 @@ func (m *Memo) bind(f *model.Fabric) {
 		if na == nil {
 			continue
 		}
-		ni, ok := na.ans[attrMod{smp.AttrNodeInfo, 0}]
+		ni, ok := na.get(attrMod{smp.AttrNodeInfo, 0})
 		if !ok {
 			continue // its identity was not read along its path
 		}
 		na.entry = ni[36]
+		if cap(na.ans) > len(na.ans)+len(na.ans)/8 {
+			na.ans = append([]answer(nil), na.ans...) // (kept until the next discovery: no slack)
+		}
 		nodes[n] = na
 	}
 	m.fab, m.nodes, m.rec = f, nodes, nil
@@ -171,7 +202,7 @@ func (s *server) answer(r *smp.MAD) []byte {
 		return nil
 	}
 	key := attrMod{r.AttrID, r.AttrMod}
-	b, ok := na.ans[key]
+	b, ok := na.get(key)
 	if r.AttrID == smp.AttrSwitchInfo {
 		if fresh, ok2 := s.lr.swInfo[n]; ok2 {
 			b, ok = fresh, true

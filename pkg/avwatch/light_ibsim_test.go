@@ -96,9 +96,9 @@ func TestLightSweepReportsAsFullIbsim(t *testing.T) {
 	incr("link down, off route")
 	// One link: the SMPs of the incremental sweep are the light sweep's
 	// (33), the leaf switch's ports and their peers (3 × 9), the switch
-	// read again (3 + 2 × 9), and for each of the three routes its
-	// forwarding table blocks (3) and ports (9).
-	if n, bound := light.lastSMPs, int64(33+3*9+(3+2*9)+3*(3+9)); n > bound {
+	// read again (3 + 9: its PortInfo is the light sweep's), and for each
+	// of the three routes its forwarding table blocks (3) and ports (9).
+	if n, bound := light.lastSMPs, int64(33+3*9+(3+9)+3*(3+9)); n > bound {
 		t.Errorf("link down, off route: %d SMPs, want at most %d", n, bound)
 	}
 	con(`ReLink "H2"[1]`)

@@ -194,12 +194,25 @@ func (s *server) answer(r *smp.MAD) []byte {
 		}
 		n, entry = pp.Remote.Node, pp.Remote.Num
 	}
-	if n == nil || s.lr.dirty[n] {
+	if n == nil {
 		return nil
 	}
 	na := s.old.nodes[n]
 	if na == nil {
 		return nil
+	}
+	if s.lr.dirty[n] {
+		// A changed node's PortInfo as the light sweep read it, along a
+		// path it found unchanged (so from this node); the rest is read.
+		b, ok := s.lr.portInfo[nodePort{n, uint8(r.AttrMod)}]
+		if r.AttrID != smp.AttrPortInfo || r.AttrMod > 255 || !ok || !s.uncut(n.Path) {
+			return nil
+		}
+		if b[28] == na.entry && na.entry != entry {
+			b = append([]byte(nil), b...)
+			b[28] = entry
+		}
+		return b
 	}
 	key := attrMod{r.AttrID, r.AttrMod}
 	b, ok := na.get(key)
@@ -222,6 +235,23 @@ func (s *server) answer(r *smp.MAD) []byte {
 	return b
 }
 
+// uncut reports whether the directed route path crosses, in the fabric
+// swept, only links the light sweep found unchanged.
+func (s *server) uncut(path smp.DRPath) bool {
+	n := s.old.fab.From
+	for i := 1; i <= int(path.Len()); i++ {
+		if n == nil {
+			return false
+		}
+		pp := n.Port(int(path.Port(i)))
+		if pp == nil || pp.Remote == nil || s.lr.cut[pp] || s.lr.cut[pp.Remote] {
+			return false
+		}
+		n = pp.Remote.Node
+	}
+	return true
+}
+
 // Rediscovered is what an incremental rediscovery did.
 type Rediscovered struct {
 	// Served is the number of answers taken from the Memo; Sent the SMPs
@@ -236,7 +266,8 @@ type Rediscovered struct {
 // node has that was not linked) whatever answers there now. Every other
 // node's answers, reached over links found unchanged, are taken from the
 // Memo, LocalPortNum set for the route taken, a switch's SwitchInfo the
-// one lr read. The discovery runs as a full one does (Discover, over
+// one lr read; a changed node's PortInfo is the one lr read, where it
+// read it along a path of unchanged links. The discovery runs as a full one does (Discover, over
 // those answers), so the fabric is the one a full discovery would build
 // from the same answers: nodes a changed link cut off are not reached
 // again, new ones are read, paths are the full discovery's. The Memo

@@ -3,6 +3,7 @@ package discover_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,28 @@ func renderFabric(t *testing.T, res *discover.Result) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// sameAnswers compares what the JSON leaves out: every node's path,
+// NodeInfo and each port's PortInfo as decoded (LocalPortNum included),
+// in discovery order.
+func sameAnswers(got, want *discover.Result) string {
+	if len(got.Fabric.Nodes) != len(want.Fabric.Nodes) {
+		return fmt.Sprintf("%d nodes, want %d", len(got.Fabric.Nodes), len(want.Fabric.Nodes))
+	}
+	for i, w := range want.Fabric.Nodes {
+		g := got.Fabric.Nodes[i]
+		if g.Path != w.Path || g.Info != w.Info {
+			return fmt.Sprintf("node %d (%s): path %s NodeInfo %+v, want %s %+v", i, w.Description(), g.Path, g.Info, w.Path, w.Info)
+		}
+		for num := 0; num <= w.NumPorts(); num++ {
+			gp, wp := g.Port(num), w.Port(num)
+			if (gp == nil) != (wp == nil) || (wp != nil && (gp.HasInfo != wp.HasInfo || gp.Info != wp.Info)) {
+				return fmt.Sprintf("%s port %d: PortInfo differs", w.Description(), num)
+			}
+		}
+	}
+	return ""
 }
 
 // TestRediscoverEqualsDiscover: after each change, a light sweep over the
@@ -101,6 +124,9 @@ func TestRediscoverEqualsDiscover(t *testing.T) {
 		}
 		if a, b := renderFabric(t, res), renderFabric(t, want); a != b {
 			t.Errorf("%s: the rediscovered fabric differs from a full discovery's", c.name)
+		}
+		if diff := sameAnswers(res, want); diff != "" {
+			t.Errorf("%s: %s", c.name, diff)
 		}
 		if n := len(res.Fabric.Nodes); n != c.nodes {
 			t.Errorf("%s: %d nodes, want %d", c.name, n, c.nodes)

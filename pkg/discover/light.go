@@ -87,11 +87,20 @@ type LightResult struct {
 	fabric *model.Fabric
 	dirty  map[*model.Node]bool
 	cut    map[*model.PhysPort]bool
-	// swInfo holds the SwitchInfo read from each switch found unchanged.
-	swInfo map[*model.Node][]byte
+	// swInfo holds the SwitchInfo read from each switch found unchanged,
+	// portInfo the PortInfo read from the ports of each neighbourhood
+	// read, along the node's path.
+	swInfo   map[*model.Node][]byte
+	portInfo map[nodePort][]byte
 	// untrusted says why what was read cannot tell what changed (the
 	// local port's link, say): a full discovery must say.
 	untrusted string
+}
+
+// nodePort names port num of a node.
+type nodePort struct {
+	n   *model.Node
+	num uint8
 }
 
 // ChangedNode reports whether the light sweep found n (a node of the fabric
@@ -150,7 +159,7 @@ func (r *LightResult) ChangedNode(n *model.Node) bool { return r.dirty[n] }
 func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe, workers int) (*LightResult, error) {
 	start := q.SMPs()
 	res := &LightResult{fabric: f, dirty: make(map[*model.Node]bool), cut: make(map[*model.PhysPort]bool),
-		swInfo: make(map[*model.Node][]byte)}
+		swInfo: make(map[*model.Node][]byte), portInfo: make(map[nodePort][]byte)}
 	var mu sync.Mutex
 	change := func(why string) {
 		mu.Lock()
@@ -302,13 +311,17 @@ func LightSweep(ctx context.Context, q *Querier, f *model.Fabric, probes []Probe
 			}
 			return nil
 		}
-		return lightNeighbourhood(ctx, work[i], get, dirty, cut)
+		return lightNeighbourhood(ctx, work[i], get, dirty, cut, func(n *model.Node, num int, b []byte) {
+			mu.Lock()
+			res.portInfo[nodePort{n, uint8(num)}] = bytes.Clone(b)
+			mu.Unlock()
+		})
 	})
 	return finish(err)
 }
 
 // lightNeighbourhood reads a node's ports and their peers.
-func lightNeighbourhood(ctx context.Context, n *model.Node, get func(context.Context, smp.DRPath, uint16, uint32, []byte, string, func(string)) (bool, error), dirty func(*model.Node, string), cut func(*model.PhysPort, string)) error {
+func lightNeighbourhood(ctx context.Context, n *model.Node, get func(context.Context, smp.DRPath, uint16, uint32, []byte, string, func(string)) (bool, error), dirty func(*model.Node, string), cut func(*model.PhysPort, string), keep func(*model.Node, int, []byte)) error {
 	var b [smp.DataSize]byte
 	first := 0
 	if !n.IsSwitch() {
@@ -331,6 +344,7 @@ func lightNeighbourhood(ctx context.Context, n *model.Node, get func(context.Con
 			}
 			return nil
 		}
+		keep(n, num, b[:])
 		var pi smp.PortInfo
 		if pi.UnmarshalBinary(b[:]) != nil {
 			dirty(n, what+" undecodable")

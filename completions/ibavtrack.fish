@@ -86,7 +86,7 @@ complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l color -x -a 'auto
 complete -c ibavtrack -n '__fish_seen_subcommand_from path' -l help -s h -d 'show help'
 
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l interval -x -d 'time D between sweeps (seconds, or a duration such as 1m30s)'
-complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l full-interval -x -d 'longest time D between full sweeps; the sweeps between are light (every switch\'s SwitchInfo and the watched routes) unless those show a change (0: every sweep full)'
+complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l full-interval -x -d 'longest time D between full sweeps; the sweeps between are light (every switch\'s SwitchInfo and the watched routes) and, where those show a change, rediscover only what changed (0: every sweep full)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l count -x -d 'stop after N sweeps (0: until interrupted)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l hold -x -d 'each sweep takes a reference on the current AV and keeps it N sweeps, as a consumer with sends in flight (0: none)'
 complete -c ibavtrack -n '__fish_seen_subcommand_from watch' -l src -x -d 'source port SRC (default: the port the tool is attached at)'

@@ -38,7 +38,7 @@ func watchCommand(stdout, stderr io.Writer) *cli.Command {
 			"   with --counters DST may be omitted)",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "interval", Value: "10s", Usage: "time `D` between sweeps (seconds, or a duration such as 1m30s; at least 1s)"},
-			&cli.StringFlag{Name: "full-interval", Value: "5m", Usage: "longest time `D` between full sweeps; the sweeps between are light (every switch's SwitchInfo and the watched routes) unless those show a change (0: every sweep full)"},
+			&cli.StringFlag{Name: "full-interval", Value: "5m", Usage: "longest time `D` between full sweeps; the sweeps between are light (every switch's SwitchInfo and the watched routes) and, where those show a change, rediscover only what changed (0: every sweep full)"},
 			&cli.IntFlag{Name: "count", Usage: "stop after `N` sweeps (0: until interrupted)"},
 			&cli.IntFlag{Name: "hold", Value: 1, Usage: "each sweep takes a reference on the current AV and keeps it `N` sweeps, as a consumer with sends in flight (0: none)"},
 			&cli.StringFlag{Name: "src", Usage: "source port `SRC` (default: the port the tool is attached at)"},
@@ -108,6 +108,10 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	defer avw.Close()
 	checked := false
 	sched := avwatch.Schedule{FullInterval: fullInterval}
+	if fullInterval > 0 {
+		// Full sweeps keep their answers for incremental ones.
+		s.cfg.Memo = &discover.Memo{}
+	}
 	var prev *portcounters.Snapshot
 	for sweep := 0; count == 0 || sweep < count; sweep++ {
 		if sweep > 0 {
@@ -120,11 +124,20 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		now := time.Now()
 		light := !sched.Full(now, avw, !s.complete())
 		if light {
-			changed, err := s.lightSweep(c.Context, avw)
+			lr, err := s.lightSweep(c.Context, avw)
 			if cliapp.Code(err) == exitcode.Interrupted {
 				return err
 			}
-			light = err == nil && !changed
+			light = err == nil && !lr.Changed
+			if err == nil && lr.Changed {
+				// Rediscover what changed; a full sweep where that
+				// cannot be trusted.
+				err = s.incremental(c.Context, avw, lr, c.String("src"))
+				if cliapp.Code(err) == exitcode.Interrupted {
+					return err
+				}
+				light = err == nil
+			}
 		}
 		var err error
 		if !light {
@@ -211,10 +224,10 @@ func watchCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// lightSweep runs a light sweep over the last full sweep's fabric (see
-// discover.LightSweep) and reports whether it saw a change; an error
-// (other than an interrupt) means a full sweep should say what it is.
-func (s *session) lightSweep(ctx context.Context, avw *avwatch.Watcher) (bool, error) {
+// lightSweep runs a light sweep over the last sweep's fabric (see
+// discover.LightSweep); an error (other than an interrupt) means a full
+// sweep should say what it is.
+func (s *session) lightSweep(ctx context.Context, avw *avwatch.Watcher) (*discover.LightResult, error) {
 	q := s.settings.Querier(s.fab)
 	var local *model.PhysPort
 	if p := localPort(s.res.Fabric); p != nil {
@@ -223,11 +236,41 @@ func (s *session) lightSweep(ctx context.Context, avw *avwatch.Watcher) (bool, e
 	res, err := discover.LightSweep(ctx, q, s.res.Fabric, avw.Probes(s.tables, local), q.Window.Max())
 	if err != nil {
 		if ctx.Err() != nil {
-			return false, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted during a light sweep"))
+			return nil, cliapp.Exit(exitcode.Interrupted, errors.New("interrupted during a light sweep"))
 		}
-		return false, err
+		return nil, err
 	}
-	return res.Changed, nil
+	return res, nil
+}
+
+// incremental rediscovers what the light sweep lr found changed
+// (discover.Rediscover: the changed switches' ports, what is new behind
+// them, without what they cut off) and reads the forwarding table blocks
+// of the watched routes from src (avwatch.RouteTables); an error (other
+// than an interrupt) means a full sweep should run: the rediscovery
+// cannot be trusted (discover.ErrUntrusted says why) or failed.
+func (s *session) incremental(ctx context.Context, avw *avwatch.Watcher, lr *discover.LightResult, src string) error {
+	interrupted := func() error {
+		return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted during an incremental rediscovery"))
+	}
+	res, _, err := discover.Rediscover(ctx, s.fab, s.cfg, lr)
+	if ctx.Err() != nil {
+		return interrupted()
+	}
+	if err != nil {
+		return err
+	}
+	q := s.settings.Querier(s.fab)
+	p, _, _ := avwatch.SourcePort(res.Fabric, src, localPort(res.Fabric))
+	t, err := avw.RouteTables(ctx, q, res.Fabric, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		return err
+	}
+	s.res, s.tables, s.lftErrors = res, t, len(q.Errors())
+	return nil
 }
 
 // pathRecords returns the sweep's PathRecord function: it asks the SA at

@@ -198,8 +198,12 @@ func (w *Watcher) Probes(tables *routing.Tables, local *model.PhysPort) []discov
 			if sw := h.Out.Node; sw.IsSwitch() && tables != nil {
 				blk := int(p.AV.DLID) / 64
 				if tab := tables.Table(sw); len(tab) >= (blk+1)*64 {
-					add(discover.BytesProbe(sw.Path, smp.AttrLinearForwardingTable, uint32(blk), tab[blk*64:(blk+1)*64],
-						fmt.Sprintf("forwarding table block %d of %s", blk, sw.Description())))
+					// (a block that differs: the SM routed anew, over
+					// ports that may have changed; the switch is read again)
+					p := discover.BytesProbe(sw.Path, smp.AttrLinearForwardingTable, uint32(blk), tab[blk*64:(blk+1)*64],
+						fmt.Sprintf("forwarding table block %d of %s", blk, sw.Description()))
+					p.Node = sw
+					add(p)
 				}
 			}
 		}
@@ -209,8 +213,10 @@ func (w *Watcher) Probes(tables *routing.Tables, local *model.PhysPort) []discov
 			if d.Node.IsSwitch() && tables != nil {
 				blk := int(p.AV.DLID) / 64
 				if tab := tables.Table(d.Node); len(tab) >= (blk+1)*64 {
-					add(discover.BytesProbe(d.Node.Path, smp.AttrLinearForwardingTable, uint32(blk), tab[blk*64:(blk+1)*64],
-						fmt.Sprintf("forwarding table block %d of %s", blk, d.Node.Description())))
+					p := discover.BytesProbe(d.Node.Path, smp.AttrLinearForwardingTable, uint32(blk), tab[blk*64:(blk+1)*64],
+						fmt.Sprintf("forwarding table block %d of %s", blk, d.Node.Description()))
+					p.Node = d.Node
+					add(p)
 				}
 			}
 		}

@@ -190,6 +190,9 @@ type Config struct {
 	// Pool, when set, supplies the MAD buffers (its Outstanding count is
 	// back to zero when Discover returns).
 	Pool *model.MADPool
+	// Memo, when set, keeps the discovery's answers node by node for a
+	// later Rediscover (directed-route answers only).
+	Memo *Memo
 }
 
 // Progress describes one NodeInfo answer, as ibnetdiscover -s prints it.
@@ -316,7 +319,14 @@ func (r *Result) Inconsistent() bool {
 // transport failed at once); otherwise the result holds what was found,
 // with Partial set when something is missing.
 func Discover(ctx context.Context, tr transport.Transport, cfg Config) (*Result, error) {
+	if cfg.Memo != nil {
+		cfg.Memo.start()
+		tr = &recorder{Transport: tr, m: cfg.Memo}
+	}
 	e := newEngine(tr, cfg)
+	if cfg.Memo != nil {
+		defer cfg.Memo.bind(e.fab)
+	}
 	err := e.run(ctx)
 	res := &Result{
 		Fabric:   e.fab,

@@ -63,8 +63,8 @@ func (e Engine) FromTables() bool { return e == DFSSSP || e == SSSP || e == Nue 
 //   - updn, dnup: their up/down searches (ComputeUpDn, ComputeDnUp),
 //     min-hop where they give up.
 //   - dfsssp, sssp: the hop counts of the programmed routes at the port
-//     each route leaves by (RoutedHops); nue the same for CA and router
-//     LIDs and a left-over count for switch LIDs (NueHops).
+//     each route leaves by (RoutedHops); nue the counts nue records there,
+//     from a replay of nue checked against the tables (NueHops).
 func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
 	switch e {
 	case UpDn:
@@ -84,7 +84,11 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 			t = NewTables()
 		}
 		if e == Nue {
-			return NueHops(f, t), []string{"nue: derived from the switches' forwarding tables as read, with OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE: equal to OpenSM's dump only if these are nue's routes (and nue did not fall back to min-hop)"}
+			h, replayed := nueHops(f, t)
+			if replayed {
+				return h, []string{"nue: replayed with OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE, which program the switches' forwarding tables as read; the counts are those nue records, its search's where it backtracked or fell back to its escape paths"}
+			}
+			return h, []string{"nue: the switches' forwarding tables as read are not the routes OpenSM's nue programs on this fabric with its defaults nue_max_num_vls 1 and nue_include_switches FALSE; derived from them as nue would record them had its search reached no impasse: OpenSM's dump only if they are nue's routes (and nue did not fall back to min-hop)"}
 		}
 		return RoutedHops(f, t), []string{fmt.Sprintf("%s: derived from the switches' forwarding tables as read: OpenSM's %s records the hop count of each route it programs; equal to its dump only if these are its routes (and %s did not fall back to min-hop)", e, e, e)}
 	case File:

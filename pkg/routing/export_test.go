@@ -9,5 +9,14 @@ func ReplayNue(f *model.Fabric) (lft, hops map[*model.Node]map[uint16]uint8, err
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.lft, s.hops, nil
+	lft, hops = map[*model.Node]map[uint16]uint8{}, map[*model.Node]map[uint16]uint8{}
+	for _, n := range s.nodes {
+		lft[n.sw], hops[n.sw] = map[uint16]uint8{}, map[uint16]uint8{}
+		for l, p := range n.lft {
+			if p != nueUnset {
+				lft[n.sw][uint16(l)], hops[n.sw][uint16(l)] = p, n.rec[l]
+			}
+		}
+	}
+	return lft, hops, nil
 }

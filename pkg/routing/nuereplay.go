@@ -31,6 +31,8 @@ const (
 
 	nueWhite = 0
 	nueBlack = 2
+
+	nueUnset = 0xFF // no port or count (nue writes neither as 255)
 )
 
 // nueChannel is nue's channel_t: a link's two ends (LIDs, ports).
@@ -61,6 +63,7 @@ type nueLink struct {
 type nueNode struct {
 	lid          uint16
 	sw           *model.Node
+	lft, rec     []uint8 // by LID: the port nue programs and the count it records (nueUnset: none)
 	numTerminals uint8
 	links        []*nueLink
 
@@ -113,9 +116,7 @@ type nueReplay struct {
 	byCh   map[nueChannel]*nueCNode
 	real   []int // colour i's real colour (color_t.real_col)
 
-	// lft and hops: what nue wrote, per switch and LID.
-	lft  map[*model.Node]map[uint16]uint8
-	hops map[*model.Node]map[uint16]uint8
+	byNode map[*model.Node]*nueNode
 
 	steps int         // bound on the work, against a bug looping forever
 	black []*nueCNode // the cycle search's BLACK nodes, to whiten
@@ -165,6 +166,15 @@ func (s *nueReplay) edgeColorBetween(a, b *nueCNode) (int, error) {
 	return s.edgeColor(e), nil
 }
 
+// paint sets the colour field p to c.
+func (s *nueReplay) paint(p *int, c int) { *p = c }
+
+// wetten marks a node or edge wet (painted in this search).
+func (s *nueReplay) wetten(_ *int, wet *bool) { *wet = true }
+
+// redirect makes colour c's real colour to (color_t.real_col).
+func (s *nueReplay) redirect(c, to int) { s.real[c] = to }
+
 func resetEdgeColor(e *nueEdge) {
 	if e.wet {
 		e.color, e.wet = nueUnused, false
@@ -182,8 +192,15 @@ type nuePort struct {
 // replayNue runs nue's routing over f as OpenSM 3.3.23 would, or returns
 // an error where the replay cannot follow it (or nue would fail).
 func replayNue(f *model.Fabric) (s *nueReplay, err error) {
+	// A state the port does not expect (where nue itself would assert or
+	// crash) must not take ibhops down: the caller falls back.
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, errNueReplay
+		}
+	}()
 	s = &nueReplay{f: f, byLID: make([]*nueNode, 1<<16), byCh: map[nueChannel]*nueCNode{},
-		lft: map[*model.Node]map[uint16]uint8{}, hops: map[*model.Node]map[uint16]uint8{}}
+		byNode: map[*model.Node]*nueNode{}}
 
 	// get_base_lids_and_number_of_lids: the port map (by port GUID as
 	// stored, byte-reversed), CA and switch ports.
@@ -260,6 +277,7 @@ func replayNue(f *model.Fabric) (s *nueReplay, err error) {
 			return nil, errNueReplay
 		}
 		s.byLID[n.lid] = n
+		s.byNode[sw] = n
 		s.nodes = append(s.nodes, n)
 	}
 	if len(s.nodes) == 0 {
@@ -324,12 +342,14 @@ func replayNue(f *model.Fabric) (s *nueReplay, err error) {
 
 	// nue_do_ucast_routing: init_linear_forwarding_tables
 	for _, n := range s.nodes {
-		s.lft[n.sw] = map[uint16]uint8{}
-		s.hops[n.sw] = map[uint16]uint8{}
+		n.lft = make([]uint8, int(f.MaxLID())+1)
+		n.rec = make([]uint8, len(n.lft))
+		for l := range n.lft {
+			n.lft[l], n.rec[l] = nueUnset, nueUnset
+		}
 		z := n.sw.Port(0)
-		for l := uint32(z.BaseLID()); l < uint32(z.BaseLID())+1<<z.LMC(); l++ {
-			s.lft[n.sw][uint16(l)] = 0
-			s.hops[n.sw][uint16(l)] = 0
+		for l := uint32(z.BaseLID()); l < uint32(z.BaseLID())+1<<z.LMC() && l < uint32(len(n.lft)); l++ {
+			n.lft[l], n.rec[l] = 0, 0
 		}
 	}
 	// distribute_lids_semi_randomly with one layer: the CA base LIDs in
@@ -413,8 +433,9 @@ func (s *nueReplay) updateLFT(d nuePort, dlid uint16) {
 		} else {
 			exit = n.used.ch.rport
 		}
-		s.lft[n.sw][dlid] = exit
-		s.hops[n.sw][dlid] = n.hops
+		if int(dlid) < len(n.lft) {
+			n.lft[dlid], n.rec[dlid] = exit, n.hops
+		}
 	}
 }
 
@@ -628,7 +649,7 @@ func (s *nueReplay) escapeEdge(a, b *nueCNode) error {
 	if e == nil {
 		return errNueReplay
 	}
-	e.color = nueEscapePath
+	s.paint(&e.color, nueEscapePath)
 	return nil
 }
 
@@ -665,7 +686,7 @@ func (s *nueReplay) markEscapePaths(dests []nuePort) error {
 				return err
 			}
 			cc := cur.cn
-			cc.color = nueEscapePath
+			s.paint(&cc.color, nueEscapePath)
 			next := n2.escape
 			if next == nil {
 				if !slices.Contains(into, cur) && len(into) < len(central.links) {
@@ -674,7 +695,7 @@ func (s *nueReplay) markEscapePaths(dests []nuePort) error {
 				break
 			}
 			nc := next.cn
-			nc.color = nueEscapePath
+			s.paint(&nc.color, nueEscapePath)
 			if err := s.escapeEdge(nc, cc); err != nil {
 				return err
 			}
@@ -687,7 +708,8 @@ func (s *nueReplay) markEscapePaths(dests []nuePort) error {
 				if err != nil {
 					return err
 				}
-				rc.color, rn.color = nueEscapePath, nueEscapePath
+				s.paint(&rc.color, nueEscapePath)
+				s.paint(&rn.color, nueEscapePath)
 				if err := s.escapeEdge(rc, rn); err != nil {
 					return err
 				}
@@ -715,7 +737,8 @@ func (s *nueReplay) markEscapePaths(dests []nuePort) error {
 			if err != nil {
 				return err
 			}
-			a.cn.color, rb.color = nueEscapePath, nueEscapePath
+			s.paint(&a.cn.color, nueEscapePath)
+			s.paint(&rb.color, nueEscapePath)
 			if err := s.escapeEdge(rb, a.cn); err != nil {
 				return err
 			}
@@ -821,17 +844,20 @@ func (s *nueReplay) inducesCycle(head *nueCNode, e *nueEdge, color int) (bool, e
 			e.color = nueBlocked
 			return true, nil
 		}
-		e.color, e.wet = head.color, true
+		s.paint(&e.color, head.color)
+		s.wetten(&e.color, &e.wet)
 		return false, nil
 	}
 	if s.nodeColor(tail) == nueUnused {
-		tail.color, tail.wet = head.color, true
+		s.paint(&tail.color, head.color)
+		s.wetten(&tail.color, &tail.wet)
 	} else {
-		s.real[tail.color] = head.color
+		s.redirect(tail.color, head.color)
 	}
 	// add_ccdg_edge_betw_nodes_to_colored_subccdg looks the edge up
 	if f := edgeBetween(head, tail); f != nil {
-		f.color, f.wet = head.color, true
+		s.paint(&f.color, head.color)
+		s.wetten(&f.color, &f.wet)
 	}
 	return false, nil
 }
@@ -1065,9 +1091,9 @@ func (s *nueReplay) route(d nuePort, dlid uint16, color int) error {
 	}
 	// change_fake_ccdg_node_color
 	if s.nodeColor(srcC) > nueUnused {
-		s.real[srcC.color] = color
+		s.redirect(srcC.color, color)
 	} else {
-		srcC.color = color
+		s.paint(&srcC.color, color)
 	}
 	srcC.distance = 0
 	last := int32(0)
@@ -1215,13 +1241,13 @@ func (s *nueReplay) fixColors(source *nueNode, srcC *nueCNode) error {
 // matches reports whether the forwarding tables t hold, for every switch
 // and LID the replay routed, the port nue chose.
 func (s *nueReplay) matches(t *Tables) bool {
-	for sw, m := range s.lft {
-		tab := t.Table(sw)
+	for _, n := range s.nodes {
+		tab := t.Table(n.sw)
 		if tab == nil {
 			return false
 		}
-		for lid, port := range m {
-			if int(lid) >= len(tab) || tab[lid] != port {
+		for lid, port := range n.lft {
+			if port != nueUnset && (lid >= len(tab) || tab[lid] != port) {
 				return false
 			}
 		}
@@ -1239,8 +1265,8 @@ func nueReplayHops(f *model.Fabric, t *Tables) *model.HopTables {
 	}
 	sws := model.NewHopTables(f).Switches()
 	return routedTables(f, t, func(i int, lid uint16, v uint8) uint8 {
-		if h, ok := s.hops[sws[i]][lid]; ok {
-			return h
+		if n := s.byNode[sws[i]]; n != nil && int(lid) < len(n.rec) && n.rec[lid] != nueUnset {
+			return n.rec[lid]
 		}
 		return v
 	})

@@ -18,10 +18,12 @@ import (
 )
 
 // nueNet is a random irregular fabric (seeded) on which OpenSM's nue,
-// with its one virtual layer, reaches impasses: nsw 12-port switches
-// joined by a random spanning tree and a few random chords (so the
-// channel dependency graph has cycles to close), and one to three CAs on
-// every switch. The first CA, H0-0, is where OpenSM runs.
+// with its one virtual layer, often reaches impasses: 16 to 32 12-port
+// switches joined by a random spanning tree and nsw to 2*nsw random
+// chords (so the channel dependency graph has many cycles to avoid), and
+// two to four CAs on every switch (many destinations). The first CA,
+// H0-0, is where OpenSM runs. (testdata/nue-impasse.net in pkg/routing
+// is seed 8.)
 func nueNet(seed int64) string {
 	r := rand.New(rand.NewSource(seed))
 	nsw := 16 + r.Intn(17)

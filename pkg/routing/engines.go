@@ -101,6 +101,11 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 	return model.ComputeHops(f), nil
 }
 
+// NueCheckNote is the note on what routes are compared with when they
+// are checked against nue's: the hops they program, as with dfsssp and
+// sssp, since the counts nue records are not route lengths everywhere.
+const NueCheckNote = "nue: routes are compared with the hops they program (as dfsssp's and sssp's): the counts nue records are no route lengths for switch LIDs, nor where its search backtracked or fell back to its escape paths"
+
 // UnroutedRule returns, for the engines that leave some switch-to-LID
 // routes out on purpose, whether engine e's rule has no route from switch
 // at to dlid, with a sentence naming the rule; nil for the other engines

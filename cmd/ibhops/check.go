@@ -135,17 +135,8 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		// The least hop counts routes are compared with: min-hop, or the
 		// chosen engine's matrix (an engine that routes around min-hop, as
 		// updn, has longer routes by design).
-		var h *model.HopTables
-		var notes []string
-		if t.engine == routing.Nue {
-			// The counts nue records are no route lengths for switch
-			// LIDs, nor where its search reached an impasse: its routes
-			// are judged as dfsssp's and sssp's are, by the hops they
-			// program (and nue is not replayed, which costs time).
-			h, notes = routing.RoutedHops(t.f, tabs), []string{routing.NueCheckNote}
-		} else {
-			h, notes = routing.EngineHops(t.f, t.engine, tabs)
-		}
+		// (nue's routes are judged by the hops they program.)
+		h, notes := routing.CheckHops(t.f, t.engine, tabs)
 		t.notes = append(t.notes, notes...)
 		t.hopsNote(h)
 		res = routing.Check(t.f, tabs, h)

@@ -101,10 +101,21 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 	return model.ComputeHops(f), nil
 }
 
-// NueCheckNote is the note on what routes are compared with when they
-// are checked against nue's: the hops they program, as with dfsssp and
-// sssp, since the counts nue records are not route lengths everywhere.
-const NueCheckNote = "nue: routes are compared with the hops they program (as dfsssp's and sssp's): the counts nue records are no route lengths for switch LIDs, nor where its search backtracked or fell back to its escape paths"
+// CheckHops returns the least hop counts Check compares the routes of
+// the forwarding tables t with when they are checked against engine e,
+// and notes as EngineHops: e's matrix, except for nue, whose counts are no
+// route lengths for switch LIDs nor where its search backtracked or fell
+// back to its escape paths: its routes are judged as dfsssp's and
+// sssp's, by the hops they program (RoutedHops; nue is not replayed).
+func CheckHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
+	if e == Nue {
+		if t == nil {
+			t = NewTables()
+		}
+		return RoutedHops(f, t), []string{"nue: routes are compared with the hops they program (as dfsssp's and sssp's): the counts nue records are no route lengths for switch LIDs, nor where its search backtracked or fell back to its escape paths"}
+	}
+	return EngineHops(f, e, t)
+}
 
 // UnroutedRule returns, for the engines that leave some switch-to-LID
 // routes out on purpose, whether engine e's rule has no route from switch

@@ -170,7 +170,7 @@ func (s *nueReplay) edgeColorBetween(a, b *nueCNode) (int, error) {
 func (s *nueReplay) paint(p *int, c int) { *p = c }
 
 // wetten marks a node or edge wet (painted in this search).
-func (s *nueReplay) wetten(_ *int, wet *bool) { *wet = true }
+func (s *nueReplay) wetten(wet *bool) { *wet = true }
 
 // redirect makes colour c's real colour to (color_t.real_col).
 func (s *nueReplay) redirect(c, to int) { s.real[c] = to }
@@ -845,19 +845,19 @@ func (s *nueReplay) inducesCycle(head *nueCNode, e *nueEdge, color int) (bool, e
 			return true, nil
 		}
 		s.paint(&e.color, head.color)
-		s.wetten(&e.color, &e.wet)
+		s.wetten(&e.wet)
 		return false, nil
 	}
 	if s.nodeColor(tail) == nueUnused {
 		s.paint(&tail.color, head.color)
-		s.wetten(&tail.color, &tail.wet)
+		s.wetten(&tail.wet)
 	} else {
 		s.redirect(tail.color, head.color)
 	}
 	// add_ccdg_edge_betw_nodes_to_colored_subccdg looks the edge up
 	if f := edgeBetween(head, tail); f != nil {
 		s.paint(&f.color, head.color)
-		s.wetten(&f.color, &f.wet)
+		s.wetten(&f.wet)
 	}
 	return false, nil
 }

@@ -135,15 +135,10 @@ func (t *tool) checkRoutes(w io.Writer) error {
 		// The least hop counts routes are compared with: min-hop, or the
 		// chosen engine's matrix (an engine that routes around min-hop, as
 		// updn, has longer routes by design).
-		h, notes := routing.EngineHops(t.f, t.engine, tabs)
+		// (nue's routes are judged by the hops they program.)
+		h, notes := routing.CheckHops(t.f, t.engine, tabs)
 		t.notes = append(t.notes, notes...)
 		t.hopsNote(h)
-		if t.engine == routing.Nue {
-			// nue's matrix holds, for switch LIDs, a count its last
-			// search left over, not route lengths: its routes are judged
-			// as dfsssp's and sssp's are, by the hops they program.
-			h = routing.RoutedHops(t.f, tabs)
-		}
 		res = routing.Check(t.f, tabs, h)
 		// Routes the engine leaves out by its own rule are information.
 		if rule, why := routing.UnroutedRule(t.f, t.engine); rule != nil {

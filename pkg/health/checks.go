@@ -309,7 +309,7 @@ func (c *checker) routes(ctx context.Context, cr *CheckResult) ([]Finding, error
 	if !c.tablesStatus(cr) {
 		return nil, nil
 	}
-	h, _ := routing.EngineHops(c.f, c.in.Engine, c.tabs)
+	h, _ := routing.CheckHops(c.f, c.in.Engine, c.tabs)
 	res := routing.Check(c.f, c.tabs, h)
 	var out []Finding
 	for i := range res.Findings {

@@ -63,8 +63,8 @@ func (e Engine) FromTables() bool { return e == DFSSSP || e == SSSP || e == Nue 
 //   - updn, dnup: their up/down searches (ComputeUpDn, ComputeDnUp),
 //     min-hop where they give up.
 //   - dfsssp, sssp: the hop counts of the programmed routes at the port
-//     each route leaves by (RoutedHops); nue the same for CA and router
-//     LIDs and a left-over count for switch LIDs (NueHops).
+//     each route leaves by (RoutedHops); nue the counts nue records there,
+//     from a replay of nue checked against the tables (NueHops).
 func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
 	switch e {
 	case UpDn:
@@ -84,7 +84,11 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 			t = NewTables()
 		}
 		if e == Nue {
-			return NueHops(f, t), []string{"nue: derived from the switches' forwarding tables as read, with OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE: equal to OpenSM's dump only if these are nue's routes (and nue did not fall back to min-hop)"}
+			h, replayed := nueHops(f, t)
+			if replayed {
+				return h, []string{"nue: replayed with OpenSM's defaults nue_max_num_vls 1 and nue_include_switches FALSE, which program the switches' forwarding tables as read; the counts are those nue records, its search's where it backtracked or fell back to its escape paths"}
+			}
+			return h, []string{"nue: the switches' forwarding tables as read are not the routes OpenSM's nue programs on this fabric with its defaults nue_max_num_vls 1 and nue_include_switches FALSE; derived from them as nue would record them had its search reached no impasse: OpenSM's dump only if they are nue's routes (and nue did not fall back to min-hop)"}
 		}
 		return RoutedHops(f, t), []string{fmt.Sprintf("%s: derived from the switches' forwarding tables as read: OpenSM's %s records the hop count of each route it programs; equal to its dump only if these are its routes (and %s did not fall back to min-hop)", e, e, e)}
 	case File:
@@ -95,6 +99,22 @@ func EngineHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []strin
 		return model.NewHopTables(f), []string{"torus-2QoS: builds no hop matrix, so OpenSM's dump has only the \"Switch:\" lines when torus-2QoS routed the fabric; when it could not (not a torus, no torus-2QoS.conf, QoS off) OpenSM fell back to min-hop (--routing-engine minhop); SMPs cannot tell which happened"}
 	}
 	return model.ComputeHops(f), nil
+}
+
+// CheckHops returns the least hop counts Check compares the routes of
+// the forwarding tables t with when they are checked against engine e,
+// and notes as EngineHops: e's matrix, except for nue, whose counts are no
+// route lengths for switch LIDs nor where its search backtracked or fell
+// back to its escape paths: its routes are judged as dfsssp's and
+// sssp's, by the hops they program (RoutedHops; nue is not replayed).
+func CheckHops(f *model.Fabric, e Engine, t *Tables) (*model.HopTables, []string) {
+	if e == Nue {
+		if t == nil {
+			t = NewTables()
+		}
+		return RoutedHops(f, t), []string{"nue: routes are compared with the hops they program (as dfsssp's and sssp's): the counts nue records are no route lengths for switch LIDs, nor where its search backtracked or fell back to its escape paths"}
+	}
+	return EngineHops(f, e, t)
 }
 
 // UnroutedRule returns, for the engines that leave some switch-to-LID

@@ -159,16 +159,37 @@ func (r *router) resolve(i int, lid uint16) uint8 {
 }
 
 // NueHops returns the hop tables OpenSM's nue engine leaves (default
-// options: one virtual layer, nue_include_switches off), from the
-// forwarding tables t: the routed hop counts for CA and router LIDs (as
-// RoutedHops), and for the LIDs of other switches, at the port the route
-// leaves by, the count nue's last search left in its per-switch hop
-// field. nue routes switch LIDs with a spanning tree that does not
-// update that field, so every switch holds its hop count to the last CA
-// LID nue routed: the highest LID of the CA port that comes last in
-// OpenSM's port map (by byte-reversed port GUID), 0 when the switch has
-// no route to it.
+// options: one virtual layer, nue_include_switches off) for the
+// forwarding tables t. It replays nue over f (see nuereplay.go); when the
+// replay programs the tables t holds, the tables are the routed hop
+// counts with the count nue records in place of each, which differs from
+// the route's length where nue's search backtracked or fell back to its
+// escape paths, and for switch LIDs. Otherwise (t is not nue's routing,
+// or nue was run with other options) they are derived from t alone
+// (nueTableHops).
 func NueHops(f *model.Fabric, t *Tables) *model.HopTables {
+	h, _ := nueHops(f, t)
+	return h
+}
+
+// nueHops is NueHops, and whether the replay gave the tables.
+func nueHops(f *model.Fabric, t *Tables) (*model.HopTables, bool) {
+	if h := nueReplayHops(f, t); h != nil {
+		return h, true
+	}
+	return nueTableHops(f, t), false
+}
+
+// nueTableHops returns the hop tables nue leaves if t holds its routes
+// and its search never reached an impasse: the routed hop counts for CA
+// and router LIDs (as RoutedHops), and for the LIDs of other switches, at
+// the port the route leaves by, the count nue's last search left in its
+// per-switch hop field. nue routes switch LIDs with a spanning tree that
+// does not update that field, so every switch holds its hop count to the
+// last CA LID nue routed: the highest LID of the CA port that comes last
+// in OpenSM's port map (by byte-reversed port GUID), 0 when the switch
+// has no route to it.
+func nueTableHops(f *model.Fabric, t *Tables) *model.HopTables {
 	last := lastNueLID(f)
 	sws := model.NewHopTables(f).Switches()
 	stale := make([]uint8, len(sws))

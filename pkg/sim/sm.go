@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/ibfabric/ibdiag/pkg/routing"
+	"github.com/ibfabric/ibdiag/pkg/routing/minhop"
 )
 
 // DefaultGIDPrefix is the subnet prefix RunSM programs (OpenSM's default).
@@ -48,12 +48,14 @@ func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
 //   - sets MasterSMLID (the SM port's LID) and the GID prefix fe80:: on
 //     every reachable port, and brings every reachable linked port to
 //     Active.
-//   - programs min-hop LFTs on every reachable switch: a switch's own LID
-//     goes to port 0, a CA/router LID to the port it hangs on, every other
-//     LID to a port on a shortest switch-to-switch path, choosing among
-//     equal ports the one with the fewest LIDs routed so far (lowest port
-//     number on ties) — one of the choices OpenSM's min-hop could make.
-//     LinearFDBTop = highest LID; PortStateChange is cleared.
+//   - programs on every reachable switch the LFT OpenSM's minhop engine
+//     programs (minhop.LFTs): a switch's own LID goes to port 0, a
+//     CA/router LID to the port it hangs on, every other LID to a port on
+//     a shortest switch-to-switch path, among equal ports the one with the
+//     fewest CA/router LIDs routed through it so far (lowest port number
+//     on ties), the ports taken in OpenSM's order (the switches with the
+//     most CAs first), not in LID order: the routes do not depend on the
+//     LIDs. LinearFDBTop = highest LID; PortStateChange is cleared.
 //   - joins every configured CA port to the IPoIB broadcast group and
 //     programs its MFT entries (MLID 0xC000) on the switches of a tree
 //     reaching them (see programBroadcast).
@@ -235,7 +237,7 @@ func (f *Fabric) RunSM(smNode string) error {
 }
 
 // programLFTs programs on every reachable switch the LFT OpenSM's minhop
-// engine would (routing.MinHopLFTs) with the LIDs owner holds.
+// engine would (minhop.LFTs) with the LIDs owner holds.
 func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 	// The reachable nodes, with the LIDs owned and the active links.
 	idx := make([]int32, len(f.nodes))
@@ -250,7 +252,7 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 	active := func(pp *port) bool {
 		return pp.remote >= 0 && pp.linkValid() && f.ports[pp.remote].linkValid()
 	}
-	g := &routing.MinHopGraph{Nodes: make([]routing.MinHopNode, len(nodes))}
+	g := &minhop.Graph{Nodes: make([]minhop.Node, len(nodes))}
 	for i, n := range nodes {
 		nd := &f.nodes[n]
 		mn := &g.Nodes[i]
@@ -260,7 +262,7 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 		if !mn.Switch {
 			first = 1
 		}
-		mn.Ports = make([]routing.MinHopPort, first+int(hi-lo))
+		mn.Ports = make([]minhop.Port, first+int(hi-lo))
 		for j := lo; j < hi; j++ {
 			pp := &f.ports[j]
 			mp := &mn.Ports[pp.num]
@@ -279,7 +281,7 @@ func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
 			mn.Ports[0].Peer = -1
 		}
 	}
-	lfts, err := routing.MinHopLFTs(g)
+	lfts, err := minhop.LFTs(g)
 	if err != nil {
 		return fmt.Errorf("sim: RunSM: %w", err)
 	}

@@ -28,6 +28,8 @@ type minhopFabric struct {
 	name, file, host string
 	smArgs           []string
 	ibsimArgs        []string
+	// noDirect says why the embedded SM's LIDs cannot equal OpenSM's.
+	noDirect string
 }
 
 // minhopFabrics: the test fabrics of the repository, ibsim's example,
@@ -43,7 +45,11 @@ func minhopFabrics(t *testing.T) []minhopFabric {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, minhopFabric{name: name, file: file})
+		fab := minhopFabric{name: name, file: file}
+		if name == "router" {
+			fab.noDirect = "OpenSM gives the router's port no LID and does not cross it; the embedded SM does both"
+		}
+		out = append(out, fab)
 	}
 	lmc, _ := filepath.Abs(fabrics + "lmc.net")
 	out = append(out,
@@ -273,10 +279,12 @@ func discoverLive(t *testing.T, s *ibsimtest.Sim, host string) (*model.Fabric, *
 // TestCompatMinHopLFTs runs OpenSM once with -R minhop on every fabric of
 // minhopFabrics, reads every switch's LFT and compares it byte for byte
 // with routing.MinHopTables on the discovered fabric (OpenSM's LIDs).
-// Then it routes the same net file with the embedded SM (sim.RunSM, its
-// own LIDs) and checks that every switch sends every port's LIDs out of
-// the port OpenSM's LFT sends them: minhop's choice depends on the
-// order of the ports, not on their LIDs.
+// Then (LMC 0) it routes the same net file with the embedded SM
+// (sim.RunSM, its own LIDs) and checks that every switch sends every
+// port's LIDs out of the port OpenSM's LFT sends them: minhop's choice
+// depends on the order of the ports, not on their LIDs. Last, with
+// sim.Options.OpenSMLIDs and the SM on OpenSM's host, every port's LID
+// and every switch's LFT must equal OpenSM's byte for byte.
 func TestCompatMinHopLFTs(t *testing.T) {
 	ibsimtest.Require(t)
 	t.Parallel()
@@ -316,6 +324,11 @@ func TestCompatMinHopLFTs(t *testing.T) {
 				return // the embedded SM runs with LMC 0
 			}
 			compareEmbeddedSM(t, fab.file, f, tabs)
+			if fab.noDirect != "" {
+				t.Logf("LIDs and LFTs not compared with OpenSM's: %s", fab.noDirect)
+				return
+			}
+			compareEmbeddedSMLIDs(t, fab.file, fab.host, f, tabs)
 		})
 	}
 }
@@ -325,27 +338,7 @@ func TestCompatMinHopLFTs(t *testing.T) {
 // leaves by with the OpenSM-routed fabric f's tables.
 func compareEmbeddedSM(t *testing.T, file string, f *model.Fabric, tabs *routing.Tables) {
 	t.Helper()
-	sf, err := sim.Load(file, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sf.RunSM(""); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := sf.Attach("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	ctx := context.Background()
-	res, err := discover.Discover(ctx, tr, discover.Config{MaxHops: -1, Outstanding: 8, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stabs, err := routing.Read(ctx, &discover.Querier{Transport: tr, Timeout: 5 * time.Second}, res.Fabric, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	simFab, stabs := embeddedRouted(t, file, "", nil)
 	// LID of each port GUID, both ways.
 	lids := func(f *model.Fabric) map[uint64]uint16 {
 		m := map[uint64]uint16{}
@@ -358,14 +351,14 @@ func compareEmbeddedSM(t *testing.T, file string, f *model.Fabric, tabs *routing
 		}
 		return m
 	}
-	osmLIDs, simLIDs := lids(f), lids(res.Fabric)
+	osmLIDs, simLIDs := lids(f), lids(simFab)
 	for guid := range osmLIDs {
 		if _, ok := simLIDs[guid]; !ok {
 			t.Errorf("port %#x has a LID under OpenSM, none under the embedded SM", guid)
 		}
 	}
 	checked := 0
-	for _, sw := range res.Fabric.Switches() {
+	for _, sw := range simFab.Switches() {
 		osw := f.NodeByGUID(sw.Info.NodeGUID)
 		if osw == nil {
 			t.Fatalf("switch %#x not in OpenSM's fabric", sw.Info.NodeGUID)
@@ -386,4 +379,62 @@ func compareEmbeddedSM(t *testing.T, file string, f *model.Fabric, tabs *routing
 		}
 	}
 	t.Logf("%d switch×port routes of the embedded SM as OpenSM's", checked)
+}
+
+// embeddedRouted routes file with sim.RunSM (SM at host, "" for the
+// default, with opt), discovers it and reads its LFTs.
+func embeddedRouted(t *testing.T, file, host string, opt *sim.Options) (*model.Fabric, *routing.Tables) {
+	t.Helper()
+	sf, err := sim.Load(file, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.RunSM(host); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := sf.Attach(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx := context.Background()
+	res, err := discover.Discover(ctx, tr, discover.Config{MaxHops: -1, Outstanding: 8, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs, err := routing.Read(ctx, &discover.Querier{Transport: tr, Timeout: 5 * time.Second}, res.Fabric, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Fabric, tabs
+}
+
+// compareEmbeddedSMLIDs routes file with the embedded SM at OpenSM's
+// host numbering the ports as OpenSM does (sim.Options.OpenSMLIDs) and
+// compares every port's LID and every switch's LFT with the
+// OpenSM-routed fabric f's, byte for byte.
+func compareEmbeddedSMLIDs(t *testing.T, file, host string, f *model.Fabric, tabs *routing.Tables) {
+	t.Helper()
+	ef, etabs := embeddedRouted(t, file, host, &sim.Options{OpenSMLIDs: true})
+	for _, n := range f.Nodes {
+		en := ef.NodeByGUID(n.Info.NodeGUID)
+		if en == nil {
+			t.Errorf("OpenSM's %s (%#x) not found under the embedded SM", n.Description(), n.Info.NodeGUID)
+			continue
+		}
+		for p, pp := range n.Ports {
+			if pp == nil || !pp.HasInfo || p >= len(en.Ports) || en.Ports[p] == nil {
+				continue
+			}
+			if (p == 0) == (n.Info.NodeType == 2) && pp.Info.LID != en.Ports[p].Info.LID {
+				t.Errorf("%s port %d: LID %d under the embedded SM, %d under OpenSM", n.Description(), p, en.Ports[p].Info.LID, pp.Info.LID)
+			}
+		}
+		if n.Info.NodeType != 2 {
+			continue
+		}
+		if got, want := etabs.Table(en), tabs.Table(n); string(got) != string(want) {
+			t.Errorf("%s: the embedded SM's LFT\n%v\nOpenSM's\n%v", n.Description(), got, want)
+		}
+	}
 }

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"math/bits"
+	"sort"
 
 	"github.com/ibfabric/ibdiag/pkg/routing/minhop"
 )
@@ -129,8 +131,9 @@ func (f *Fabric) RunSM(smNode string) error {
 	taken := make([]bool, MaxUnicastLID+1)
 	keep := make([]bool, len(f.ports))
 	kept := 0
+	openSM := f.opt.OpenSMLIDs && need <= MaxUnicastLID
 	for n := range f.nodes {
-		if !reach[n] {
+		if !reach[n] || openSM {
 			continue
 		}
 		lo, hi := f.nodePorts(int32(n))
@@ -169,7 +172,9 @@ func (f *Fabric) RunSM(smNode string) error {
 			}
 		}
 	}
-	if need <= MaxUnicastLID {
+	if openSM {
+		f.assignOpenSMLIDs(reach, sm, taken, func(n int, pp *port) bool { return needsLID(n, pp) })
+	} else if need <= MaxUnicastLID {
 		assign(0)
 	} else {
 		assign(1)
@@ -234,6 +239,59 @@ func (f *Fabric) RunSM(smNode string) error {
 		return &LIDSpaceError{Ports: need, Unassigned: need - MaxUnicastLID}
 	}
 	return nil
+}
+
+// assignOpenSMLIDs numbers the reachable ports needing a LID as OpenSM's
+// first sweep does (osm_lid_mgr.c, LMC 0, no guid2lid file): the SM's
+// port first, then its port table's order (port GUIDs compared as
+// little-endian numbers), each port keeping the LID it has unless a port
+// before it kept that LID, the others taking the lowest LIDs no port had.
+func (f *Fabric) assignOpenSMLIDs(reach []bool, sm int32, taken []bool, needsLID func(n int, pp *port) bool) {
+	guid := func(i int32) uint64 {
+		pp := &f.ports[i]
+		n := &f.nodes[pp.node]
+		if n.sw >= 0 {
+			return n.guid
+		}
+		return n.guid + uint64(pp.num)
+	}
+	smPort := f.nodes[sm].base
+	var order []int32
+	had := make([]bool, MaxUnicastLID+1) // LIDs some port has: not free
+	for n := range f.nodes {
+		if !reach[n] {
+			continue
+		}
+		lo, hi := f.nodePorts(int32(n))
+		for i := lo; i < hi; i++ {
+			if pp := &f.ports[i]; needsLID(n, pp) {
+				order = append(order, i)
+				if pp.lid <= MaxUnicastLID {
+					had[pp.lid] = true
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if order[a] == smPort || order[b] == smPort {
+			return order[a] == smPort && order[b] != smPort
+		}
+		return bits.ReverseBytes64(guid(order[a])) < bits.ReverseBytes64(guid(order[b]))
+	})
+	free := 1
+	for _, i := range order {
+		pp := &f.ports[i]
+		pp.lmc = 0
+		if pp.lid != 0 && pp.lid <= MaxUnicastLID && !taken[pp.lid] {
+			taken[pp.lid] = true
+			continue
+		}
+		for had[free] || taken[free] {
+			free++
+		}
+		pp.lid = uint16(free)
+		taken[free] = true
+	}
 }
 
 // programLFTs programs on every reachable switch the LFT OpenSM's minhop

@@ -214,6 +214,11 @@ type minHop struct {
 	adjTo   []int32 // and the switch numbers there
 	load    [256]uint32
 	priv    map[endport][]remoteUse
+	// scratch of routeLMC0, kept from switch to switch
+	ccnt  []uint8
+	clist []uint8
+	setOf []int32
+	index map[string]int32
 }
 
 // endport is a port of a CA or router (or a switch's port 0), by node
@@ -348,8 +353,16 @@ func (r *minHop) routeLMC0(order []endport, sws []int32) {
 	S := r.S
 	srow := r.dist[r.s*S : (r.s+1)*S]
 	deg := len(r.adjPort)
-	ccnt := make([]uint8, S)
-	clist := make([]uint8, S*deg)
+	if r.ccnt == nil {
+		r.ccnt, r.setOf, r.index = make([]uint8, S), make([]int32, S), map[string]int32{}
+	}
+	ccnt, setOf, index := r.ccnt, r.setOf, r.index
+	clear(ccnt)
+	clear(index)
+	if cap(r.clist) < S*deg {
+		r.clist = make([]uint8, S*deg)
+	}
+	clist := r.clist[:S*deg]
 	for k, t := range r.adjTo {
 		trow := r.dist[int(t)*S : int(t+1)*S]
 		p := r.adjPort[k]
@@ -360,9 +373,7 @@ func (r *minHop) routeLMC0(order []endport, sws []int32) {
 			}
 		}
 	}
-	setOf := make([]int32, S)
 	var sets []cset
-	index := map[string]int32{}
 	for d := 0; d < S; d++ {
 		setOf[d] = -1
 		if d == r.s || srow[d] == 0xff || ccnt[d] == 0 {

@@ -47,6 +47,8 @@ func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
 //     as OpenSM keeps existing LIDs, unless an earlier port in file order
 //     has it; the others get the lowest free LIDs in file order of the
 //     nodes, so a file with no LIDs is numbered 1, 2, 3, ...
+//     (Options.OpenSMLIDs: in OpenSM's order instead, the SM's port
+//     first, as OpenSM numbers them on ibsim.)
 //   - sets MasterSMLID (the SM port's LID) and the GID prefix fe80:: on
 //     every reachable port, and brings every reachable linked port to
 //     Active.

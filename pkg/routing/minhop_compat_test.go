@@ -52,9 +52,12 @@ func minhopFabrics(t *testing.T) []minhopFabric {
 		out = append(out, fab)
 	}
 	lmc, _ := filepath.Abs(fabrics + "lmc.net")
+	// switch A's enhanced port 0 gets the LMC too
+	esp0, _ := filepath.Abs("../../cmd/ibhops/testdata/lmc_esp0.conf")
 	out = append(out,
 		minhopFabric{name: "lmc-l1", file: lmc, smArgs: []string{"-l", "1"}},
 		minhopFabric{name: "lmc-l2", file: lmc, smArgs: []string{"-l", "2"}},
+		minhopFabric{name: "lmc-l2-esp0", file: lmc, smArgs: []string{"-l", "2", "-F", esp0}},
 		minhopFabric{name: "example", file: ibsimtest.ExampleNet + "/net", host: "Hca1"})
 	dir := t.TempDir()
 	for _, spec := range []string{"fattree:levels=2,radix=12", "fattree:levels=2,radix=8,links=2",
@@ -92,6 +95,13 @@ func minhopFabrics(t *testing.T) []minhopFabric {
 		t.Fatal(err)
 	}
 	out = append(out, minhopFabric{name: "slowlink", file: file})
+	file = filepath.Join(dir, "chassis.net")
+	if err := os.WriteFile(file, []byte(chassisNet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, minhopFabric{name: "chassis", file: file},
+		minhopFabric{name: "chassis-l1", file: file, smArgs: []string{"-l", "1"}},
+		minhopFabric{name: "chassis-l2", file: file, smArgs: []string{"-l", "2"}})
 	for i := range out {
 		if out[i].host == "" {
 			out[i].host = firstCA(t, out[i].file)
@@ -144,6 +154,65 @@ Switch 8 "spine2"
 [1] "leaf1"[6] w=2 s=7 e=3
 [2] "leaf2"[6] w=2 s=7 e=3
 ` + slowLinkHosts
+
+// chassisNet: switch x reaches switch d through y1, y2 (blades of one
+// chassis: one system image GUID), y3 and a second link to y3, all at
+// equal hops, so with LMC > 0 OpenSM spreads a port's LIDs over other
+// systems, then other nodes, before reusing one.
+var chassisNet = `
+switchguid=0x2000000000000001
+Switch 8 "x"
+[1] "y1"[1]
+[2] "y2"[1]
+[3] "y3"[1]
+[4] "y3"[3]
+[5] "hx1"[1]
+[6] "hx2"[1]
+
+sysimgguid=0x2000000000000100
+switchguid=0x2000000000000011
+Switch 8 "y1"
+[1] "x"[1]
+[2] "d"[1]
+
+sysimgguid=0x2000000000000100
+switchguid=0x2000000000000012
+Switch 8 "y2"
+[1] "x"[2]
+[2] "d"[2]
+
+switchguid=0x2000000000000013
+Switch 8 "y3"
+[1] "x"[3]
+[2] "d"[3]
+[3] "x"[4]
+[4] "d"[4]
+
+switchguid=0x2000000000000020
+Switch 8 "d"
+[1] "y1"[2]
+[2] "y2"[2]
+[3] "y3"[2]
+[4] "y3"[4]
+[5] "hd1"[1]
+[6] "hd2"[1]
+[7] "hd3"[1]
+
+Hca 1 "hx1"
+[1] "x"[5]
+
+Hca 1 "hx2"
+[1] "x"[6]
+
+Hca 1 "hd1"
+[1] "d"[5]
+
+Hca 1 "hd2"
+[1] "d"[6]
+
+Hca 1 "hd3"
+[1] "d"[7]
+`
 
 var slowLinkHosts = func() string {
 	var b strings.Builder

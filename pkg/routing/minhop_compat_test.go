@@ -34,8 +34,9 @@ type minhopFabric struct {
 
 // minhopFabrics: the test fabrics of the repository, ibsim's example,
 // generated fat trees, random irregular graphs (parallel links, chassis
-// sharing a system GUID, GUIDs out of order) and a fabric with one slow
-// link, with LMC 0, 1 and 2.
+// sharing a system GUID, GUIDs out of order; with LMC 2 their routes
+// reach OpenSM's least-forwarded-to tie-break), a chassis fabric and a
+// fabric with one slow link, with LMC 0, 1 and 2.
 func minhopFabrics(t *testing.T) []minhopFabric {
 	t.Helper()
 	var out []minhopFabric
@@ -89,6 +90,7 @@ func minhopFabrics(t *testing.T) []minhopFabric {
 		if seed <= 2 {
 			out = append(out, minhopFabric{name: name + "-l1", file: file, smArgs: []string{"-l", "1"}})
 		}
+		out = append(out, minhopFabric{name: name + "-l2", file: file, smArgs: []string{"-l", "2"}})
 	}
 	file := filepath.Join(dir, "slowlink.net")
 	if err := os.WriteFile(file, []byte(slowLinkNet), 0o644); err != nil {

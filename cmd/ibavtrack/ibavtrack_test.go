@@ -240,13 +240,13 @@ func TestWatchReportsLinkChanges(t *testing.T) {
 		var err error
 		switch sweep {
 		case 0:
-			steps = append(steps, "unlink sw1[3]")
-			if err = fab.Sim.Unlink("sw1", 3); err == nil {
+			steps = append(steps, "unlink sw1[2]")
+			if err = fab.Sim.Unlink("sw1", 2); err == nil {
 				err = fab.Sim.RunSM("h1")
 			}
 		case 1:
-			steps = append(steps, "relink sw1[3]")
-			if err = fab.Sim.ReLink("sw1", 3); err == nil {
+			steps = append(steps, "relink sw1[2]")
+			if err = fab.Sim.ReLink("sw1", 2); err == nil {
 				err = fab.Sim.RunSM("h1")
 			}
 		case 2:
@@ -268,10 +268,10 @@ func TestWatchReportsLinkChanges(t *testing.T) {
 	lines := scanLines(stdout)
 	ts := `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\S* h2: `
 	want := []string{
-		ts + `AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1\[1\] sw1\[3\] sw2\[3\] \(from the SA\)$`,
-		ts + `rate 2.5 Gb/s → 10 Gb/s, rate set by sw1\[3\] → h1\[1\], route h1\[1\] sw1\[3\] sw2\[3\] → h1\[1\] sw1\[2\] sw2\[3\]; ` +
+		ts + `AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1\[1\] sw1\[2\] sw2\[3\] \(from the SA\)$`,
+		ts + `rate 2.5 Gb/s → 10 Gb/s, rate set by sw1\[2\] → h1\[1\], route h1\[1\] sw1\[2\] sw2\[3\] → h1\[1\] sw1\[3\] sw2\[3\]; ` +
 			`retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3: 1 ref\]$`,
-		ts + `rate 10 Gb/s → 2.5 Gb/s, rate set by h1\[1\] → sw1\[3\], route h1\[1\] sw1\[2\] sw2\[3\] → h1\[1\] sw1\[3\] sw2\[3\]; ` +
+		ts + `rate 10 Gb/s → 2.5 Gb/s, rate set by h1\[1\] → sw1\[2\], route h1\[1\] sw1\[3\] sw2\[3\] → h1\[1\] sw1\[2\] sw2\[3\]; ` +
 			`retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 10 Gb/s hops 3: 1 ref\]$`,
 		ts + `unreachable: not in the fabric; retired, still referenced: \[dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3: 1 ref\]$`,
 	}
@@ -290,7 +290,7 @@ func TestWatchJSONAndHoldZero(t *testing.T) {
 	defer hookMu.Unlock()
 	afterSweep = func(sweep int, fab *attach.Fabric) {
 		if sweep == 0 {
-			if err := fab.Sim.Unlink("sw1", 3); err != nil {
+			if err := fab.Sim.Unlink("sw1", 2); err != nil {
 				t.Error(err)
 			}
 			if err := fab.Sim.RunSM("h1"); err != nil {

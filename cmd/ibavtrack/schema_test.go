@@ -86,7 +86,7 @@ func jsonDocs(t *testing.T) map[string][]byte {
 		var err error
 		switch sweep {
 		case 0:
-			err = fab.Sim.Unlink("sw1", 3)
+			err = fab.Sim.Unlink("sw1", 2)
 		case 1:
 			err = fab.Sim.Unlink("h2", 1)
 		}

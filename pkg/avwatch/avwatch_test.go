@@ -37,7 +37,7 @@ func sweepOf(t *testing.T, fab *sim.Fabric) (*model.Fabric, *routing.Tables) {
 }
 
 // TestWatcherEvents follows h2 from h1 across link changes on the
-// two-path fabric (4x sw1[2]-sw2[1], 1x sw1[3]-sw2[2]; the SM routes
+// two-path fabric (1x sw1[2]-sw2[1], 4x sw1[3]-sw2[2]; the SM routes
 // over the 1x one): the first AV, nothing when nothing changed, a change
 // of rate and route, unreachable, reachable again; holding each AV one
 // sweep, the replaced AV is reported retired while the last sweep's
@@ -53,22 +53,22 @@ func TestWatcherEvents(t *testing.T) {
 		want   []string // Text of each event, by prefix
 		kinds  []avwatch.Kind
 	}{
-		{"first", func() error { return fab.RunSM("h1") }, []string{"AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1[1] sw1[3] sw2[3]"}, []avwatch.Kind{avwatch.NewAV}},
+		{"first", func() error { return fab.RunSM("h1") }, []string{"AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1[1] sw1[2] sw2[3]"}, []avwatch.Kind{avwatch.NewAV}},
 		{"same", func() error { return nil }, nil, nil},
 		{"1x link gone", func() error {
-			if err := fab.Unlink("sw1", 3); err != nil {
+			if err := fab.Unlink("sw1", 2); err != nil {
 				return err
 			}
 			return fab.RunSM("h1")
 		}, []string{"rate 2.5 Gb/s → 10 Gb/s, "}, []avwatch.Kind{avwatch.Changed}},
 		{"both gone", func() error {
-			if err := fab.Unlink("sw1", 2); err != nil {
+			if err := fab.Unlink("sw1", 3); err != nil {
 				return err
 			}
 			return fab.RunSM("h1")
 		}, []string{"unreachable: "}, []avwatch.Kind{avwatch.Unreachable}},
 		{"back", func() error {
-			if err := fab.ReLink("sw1", 2); err != nil {
+			if err := fab.ReLink("sw1", 3); err != nil {
 				return err
 			}
 			return fab.RunSM("h1")
@@ -208,7 +208,7 @@ func TestPathRecordSource(t *testing.T) {
 		want   []string // Text of each event, exactly
 		source string
 	}{
-		{"SA answers", &sa.PathRecord{SL: 3, MTU: smp.MTU1024, Rate: 2}, []string{"AV dlid 4 slid 3 sl 3 mtu 1024 rate 2.5 Gb/s hops 3 via h1[1] sw1[3] sw2[3] (from the SA)"}, pathav.SourceSA},
+		{"SA answers", &sa.PathRecord{SL: 3, MTU: smp.MTU1024, Rate: 2}, []string{"AV dlid 4 slid 3 sl 3 mtu 1024 rate 2.5 Gb/s hops 3 via h1[1] sw1[2] sw2[3] (from the SA)"}, pathav.SourceSA},
 		{"same answer", &sa.PathRecord{SL: 3, MTU: smp.MTU1024, Rate: 2}, nil, ""},
 		{"other SL", &sa.PathRecord{SL: 5, MTU: smp.MTU1024, Rate: 2}, []string{"sl 3 → 5"}, pathav.SourceSA},
 		{"SA gone", nil, []string{"sl 5 → 0, mtu 1024 → 2048, source sa → computed"}, pathav.SourceComputed},

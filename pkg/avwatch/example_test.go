@@ -21,7 +21,7 @@ func ExampleWatcher() {
 	defer w.Close()
 	for sweep := 0; sweep < 2; sweep++ {
 		if sweep == 1 {
-			fab.Unlink("sw1", 3) // the 1x link the SM routed over
+			fab.Unlink("sw1", 2) // the 1x link the SM routed over
 		}
 		fab.RunSM("h1")
 		tr, err := fab.Attach("h1")
@@ -46,6 +46,6 @@ func ExampleWatcher() {
 		tr.Close()
 	}
 	// Output:
-	// new h2: AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1[1] sw1[3] sw2[3] (computed)
-	// change h2: rate 2.5 Gb/s → 10 Gb/s, rate set by sw1[3] → h1[1], route h1[1] sw1[3] sw2[3] → h1[1] sw1[2] sw2[3]
+	// new h2: AV dlid 4 slid 3 sl 0 mtu 2048 rate 2.5 Gb/s hops 3 via h1[1] sw1[2] sw2[3] (computed)
+	// change h2: rate 2.5 Gb/s → 10 Gb/s, rate set by sw1[2] → h1[1], route h1[1] sw1[2] sw2[3] → h1[1] sw1[3] sw2[3]
 }

@@ -124,6 +124,13 @@ type Options struct {
 	// Latency, when set, installs the latency model (see SetLatency); by
 	// default it is off and Exchange answers at once.
 	Latency *Latency
+	// OpenSMLIDs makes RunSM number the ports as OpenSM's first sweep
+	// does: the LIDs the net file gives are kept by the SM's port, then
+	// by the others in OpenSM's port table order (port GUIDs compared as
+	// little-endian numbers), which in that order take the lowest free
+	// LIDs when they have none or a port before kept theirs. By default
+	// RunSM does the same in file order.
+	OpenSMLIDs bool
 }
 
 // Port template kinds (ibsim's PortInfo templates).

@@ -3,6 +3,9 @@ package sim
 import (
 	"fmt"
 	"math/bits"
+	"sort"
+
+	"github.com/ibfabric/ibdiag/pkg/routing/minhop"
 )
 
 // DefaultGIDPrefix is the subnet prefix RunSM programs (OpenSM's default).
@@ -44,15 +47,19 @@ func (e *LIDSpaceError) Is(target error) bool { return target == ErrLIDSpace }
 //     as OpenSM keeps existing LIDs, unless an earlier port in file order
 //     has it; the others get the lowest free LIDs in file order of the
 //     nodes, so a file with no LIDs is numbered 1, 2, 3, ...
+//     (Options.OpenSMLIDs: in OpenSM's order instead, the SM's port
+//     first, as OpenSM numbers them on ibsim.)
 //   - sets MasterSMLID (the SM port's LID) and the GID prefix fe80:: on
 //     every reachable port, and brings every reachable linked port to
 //     Active.
-//   - programs min-hop LFTs on every reachable switch: a switch's own LID
-//     goes to port 0, a CA/router LID to the port it hangs on, every other
-//     LID to a port on a shortest switch-to-switch path, choosing among
-//     equal ports the one with the fewest LIDs routed so far (lowest port
-//     number on ties) — one of the choices OpenSM's min-hop could make.
-//     LinearFDBTop = highest LID; PortStateChange is cleared.
+//   - programs on every reachable switch the LFT OpenSM's minhop engine
+//     programs (minhop.LFTs): a switch's own LID goes to port 0, a
+//     CA/router LID to the port it hangs on, every other LID to a port on
+//     a shortest switch-to-switch path, among equal ports the one with the
+//     fewest CA/router LIDs routed through it so far (lowest port number
+//     on ties), the ports taken in OpenSM's order (the switches with the
+//     most CAs first), not in LID order: the routes do not depend on the
+//     LIDs. LinearFDBTop = highest LID; PortStateChange is cleared.
 //   - joins every configured CA port to the IPoIB broadcast group and
 //     programs its MFT entries (MLID 0xC000) on the switches of a tree
 //     reaching them (see programBroadcast).
@@ -126,8 +133,9 @@ func (f *Fabric) RunSM(smNode string) error {
 	taken := make([]bool, MaxUnicastLID+1)
 	keep := make([]bool, len(f.ports))
 	kept := 0
+	openSM := f.opt.OpenSMLIDs && need <= MaxUnicastLID
 	for n := range f.nodes {
-		if !reach[n] {
+		if !reach[n] || openSM {
 			continue
 		}
 		lo, hi := f.nodePorts(int32(n))
@@ -166,7 +174,9 @@ func (f *Fabric) RunSM(smNode string) error {
 			}
 		}
 	}
-	if need <= MaxUnicastLID {
+	if openSM {
+		f.assignOpenSMLIDs(reach, sm, taken, func(n int, pp *port) bool { return needsLID(n, pp) })
+	} else if need <= MaxUnicastLID {
 		assign(0)
 	} else {
 		assign(1)
@@ -233,216 +243,119 @@ func (f *Fabric) RunSM(smNode string) error {
 	return nil
 }
 
-func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
-	// Switch graph and hop distances (BFS from every switch).
-	var sws []int32 // node index per switch number
-	swNum := make([]int32, len(f.nodes))
+// assignOpenSMLIDs numbers the reachable ports needing a LID as OpenSM's
+// first sweep does (osm_lid_mgr.c, LMC 0, no guid2lid file): the SM's
+// port first, then its port table's order (port GUIDs compared as
+// little-endian numbers), each port keeping the LID it has unless a port
+// before it kept that LID, the others taking the lowest LIDs no port had.
+func (f *Fabric) assignOpenSMLIDs(reach []bool, sm int32, taken []bool, needsLID func(n int, pp *port) bool) {
+	guid := func(i int32) uint64 {
+		pp := &f.ports[i]
+		n := &f.nodes[pp.node]
+		if n.sw >= 0 {
+			return n.guid
+		}
+		return n.guid + uint64(pp.num)
+	}
+	smPort := f.nodes[sm].base
+	var order []int32
+	had := make([]bool, MaxUnicastLID+1) // LIDs some port has: not free
 	for n := range f.nodes {
-		swNum[n] = -1
-		if reach[n] && f.nodes[n].sw >= 0 {
-			swNum[n] = int32(len(sws))
-			sws = append(sws, int32(n))
+		if !reach[n] {
+			continue
+		}
+		lo, hi := f.nodePorts(int32(n))
+		for i := lo; i < hi; i++ {
+			if pp := &f.ports[i]; needsLID(n, pp) {
+				order = append(order, i)
+				if pp.lid <= MaxUnicastLID {
+					had[pp.lid] = true
+				}
+			}
 		}
 	}
-	S := len(sws)
-	if S == 0 {
-		return nil
+	sort.SliceStable(order, func(a, b int) bool {
+		if order[a] == smPort || order[b] == smPort {
+			return order[a] == smPort && order[b] != smPort
+		}
+		return bits.ReverseBytes64(guid(order[a])) < bits.ReverseBytes64(guid(order[b]))
+	})
+	free := 1
+	for _, i := range order {
+		pp := &f.ports[i]
+		pp.lmc = 0
+		if pp.lid != 0 && pp.lid <= MaxUnicastLID && !taken[pp.lid] {
+			taken[pp.lid] = true
+			continue
+		}
+		for had[free] || taken[free] {
+			free++
+		}
+		pp.lid = uint16(free)
+		taken[free] = true
 	}
-	if S > 16384 {
-		return fmt.Errorf("sim: RunSM: %d switches is too many for the min-hop table", S)
+}
+
+// programLFTs programs on every reachable switch the LFT OpenSM's minhop
+// engine would (minhop.LFTs) with the LIDs owner holds.
+func (f *Fabric) programLFTs(reach []bool, owner []int32, maxLID uint16) error {
+	// The reachable nodes, with the LIDs owned and the active links.
+	idx := make([]int32, len(f.nodes))
+	var nodes []int32
+	for n := range f.nodes {
+		idx[n] = -1
+		if reach[n] {
+			idx[n] = int32(len(nodes))
+			nodes = append(nodes, int32(n))
+		}
 	}
 	active := func(pp *port) bool {
 		return pp.remote >= 0 && pp.linkValid() && f.ports[pp.remote].linkValid()
 	}
-	// The switch graph once: for switch s, its active ports to other
-	// switches are adjPort[adj[s]:adj[s+1]], leading to switches adjTo.
-	adj := make([]int32, S+1)
-	var adjPort []uint8
-	var adjTo []int32
-	for s := 0; s < S; s++ {
-		adj[s] = int32(len(adjTo))
-		n := &f.nodes[sws[s]]
-		for p := 1; p <= int(n.nports); p++ {
-			pp := &f.ports[n.base+int32(p)]
-			if !active(pp) {
-				continue
-			}
-			if t := swNum[f.ports[pp.remote].node]; t >= 0 {
-				adjPort = append(adjPort, uint8(p))
-				adjTo = append(adjTo, t)
-			}
+	g := &minhop.Graph{Nodes: make([]minhop.Node, len(nodes))}
+	for i, n := range nodes {
+		nd := &f.nodes[n]
+		mn := &g.Nodes[i]
+		mn.GUID, mn.SysGUID, mn.Switch = nd.guid, nd.sysguid, nd.sw >= 0
+		lo, hi := f.nodePorts(n)
+		first := 0
+		if !mn.Switch {
+			first = 1
 		}
-	}
-	adj[S] = int32(len(adjTo))
-	dist := make([]uint8, S*S)
-	for i := range dist {
-		dist[i] = 0xff
-	}
-	// Breadth-first searches from 64 switches at a time, one bit per
-	// search: a switch is reached at level L by the searches that reached
-	// one of its neighbours at level L-1 and not it yet.
-	visited := make([]uint64, S)
-	frontier := make([]uint64, S)
-	next := make([]uint64, S)
-	for b0 := 0; b0 < S; b0 += 64 {
-		clear(visited)
-		clear(frontier)
-		for i := 0; i < 64 && b0+i < S; i++ {
-			src := b0 + i
-			visited[src] |= 1 << i
-			frontier[src] |= 1 << i
-			dist[src*S+src] = 0
-		}
-		for level := 1; ; level++ {
-			reached := false
-			for v := 0; v < S; v++ {
-				var m uint64
-				for _, u := range adjTo[adj[v]:adj[v+1]] {
-					m |= frontier[u]
-				}
-				m &^= visited[v]
-				next[v] = m
-				if m == 0 {
-					continue
-				}
-				reached = true
-				visited[v] |= m
-				for ; m != 0; m &= m - 1 {
-					i := bits.TrailingZeros64(m)
-					dist[(b0+i)*S+v] = uint8(level)
+		mn.Ports = make([]minhop.Port, first+int(hi-lo))
+		for j := lo; j < hi; j++ {
+			pp := &f.ports[j]
+			mp := &mn.Ports[pp.num]
+			mp.Peer = -1
+			if pp.lid != 0 && int(pp.lid) < len(owner) && owner[pp.lid] == j {
+				mp.LID = pp.lid
+			}
+			if pp.num > 0 && active(pp) {
+				rp := &f.ports[pp.remote]
+				if r := idx[rp.node]; r >= 0 {
+					mp.Peer, mp.PeerPort = r, rp.num
 				}
 			}
-			frontier, next = next, frontier
-			if !reached || level == 0xfe {
-				break
-			}
+		}
+		if !mn.Switch {
+			mn.Ports[0].Peer = -1
 		}
 	}
-	// Where each LID terminates: the switch it is on or hangs off, and
-	// the port of that switch.
-	type dest struct {
-		sw   int32 // switch number, -1 if none
-		port uint8 // egress port on that switch
+	lfts, err := minhop.LFTs(g)
+	if err != nil {
+		return fmt.Errorf("sim: RunSM: %w", err)
 	}
-	dests := make([]dest, len(owner))
-	for l := 1; l < len(owner); l++ {
-		if owner[l] < 0 {
-			dests[l] = dest{-1, 0}
+	for i, n := range nodes {
+		nd := &f.nodes[n]
+		if nd.sw < 0 {
 			continue
 		}
-		pp := &f.ports[owner[l]]
-		if s := swNum[pp.node]; s >= 0 {
-			dests[l] = dest{s, 0}
-			continue
-		}
-		dests[l] = dest{-1, 0}
-		if pp.remote >= 0 {
-			rp := &f.ports[pp.remote]
-			if s := swNum[rp.node]; s >= 0 {
-				dests[l] = dest{s, rp.num}
-			}
-		}
-	}
-	// Per switch: the candidate ports toward each destination switch
-	// (the neighbours one hop nearer, in port order), as sets shared by
-	// the destinations with the same candidates. A LID goes out of the
-	// least-loaded candidate, the first in port order on a tie. Loads
-	// only grow, so a set remembers its last choice (at index bi, with
-	// load bl): while that port's load is still bl it is still the
-	// choice, and after it is taken the next choice is the first later
-	// port still at bl (the earlier ones are above bl), or, when there is
-	// none, a new search. The tables are those of a search per LID.
-	type cset struct {
-		ports []uint8
-		bi    int    // index of the remembered choice, -1: none
-		bl    uint32 // its load then
-	}
-	setOf := make([]int32, S)
-	ccnt := make([]uint8, S) // candidates per destination
-	var clist []uint8        // and the candidates, deg per destination
-	var sets []cset
-	index := map[string]int32{}
-	cbuf := make([]uint8, 0, 1024)
-	for s := 0; s < S; s++ {
-		n := &f.nodes[sws[s]]
-		sw := &f.sws[n.sw]
+		sw := &f.sws[nd.sw]
 		sw.lft = sw.lft[:0]
 		sw.growLFT(int(maxLID) + 1)
-		var load [256]uint32 // LIDs routed out of each port
-		clear(index)
-		sets = sets[:0]
-		cbuf = cbuf[:0]
-		// candidates of every destination at once, neighbour by
-		// neighbour in port order (rows read in sequence): d gets port p
-		// when p's neighbour is one hop nearer to d (hop counts are
-		// symmetric, so that is the neighbour's row)
-		srow := dist[s*S : (s+1)*S]
-		deg := int(adj[s+1] - adj[s])
-		clear(ccnt)
-		if need := S * deg; cap(clist) < need {
-			clist = make([]uint8, need)
-		}
-		for k := adj[s]; k < adj[s+1]; k++ {
-			trow := dist[int(adjTo[k])*S : int(adjTo[k]+1)*S]
-			p := adjPort[k]
-			for d, h := range trow {
-				if h+1 == srow[d] {
-					clist[d*deg+int(ccnt[d])] = p
-					ccnt[d]++
-				}
-			}
-		}
-		for d := 0; d < S; d++ {
-			setOf[d] = -1
-			if d == s || srow[d] == 0xff || ccnt[d] == 0 {
-				continue
-			}
-			c := clist[d*deg : d*deg+int(ccnt[d])]
-			if id, ok := index[string(c)]; ok {
-				setOf[d] = id
-				continue
-			}
-			start := len(cbuf)
-			cbuf = append(cbuf, c...)
-			id := int32(len(sets))
-			index[string(c)] = id
-			// full slice expression: later appends never write into it
-			sets = append(sets, cset{ports: cbuf[start:len(cbuf):len(cbuf)], bi: -1})
-			setOf[d] = id
-		}
-		for l := 1; l <= int(maxLID); l++ {
-			d := dests[l]
-			if d.sw < 0 {
-				continue
-			}
-			if int(d.sw) == s {
-				sw.lft[l] = d.port
-				continue
-			}
-			id := setOf[d.sw]
-			if id < 0 {
-				continue
-			}
-			cs := &sets[id]
-			if cs.bi < 0 || load[cs.ports[cs.bi]] != cs.bl {
-				cs.bi, cs.bl = 0, load[cs.ports[0]]
-				for j, p := range cs.ports {
-					if load[p] < cs.bl {
-						cs.bi, cs.bl = j, load[p]
-					}
-				}
-			}
-			best := cs.ports[cs.bi]
-			next := -1
-			for j := cs.bi + 1; j < len(cs.ports); j++ {
-				if load[cs.ports[j]] == cs.bl {
-					next = j
-					break
-				}
-			}
-			cs.bi = next
-			sw.lft[l] = best
-			load[best]++
+		copy(sw.lft, lfts[i])
+		for j := len(lfts[i]); j < len(sw.lft); j++ {
+			sw.lft[j] = 0xff
 		}
 		sw.top = maxLID
 		sw.portChange = false

@@ -162,7 +162,7 @@ func sweep(ctx context.Context, o *options) (*exporter.Collection, error) {
 	defer fab.Close()
 	in := o.in
 	in.Querier = o.s.Querier(fab)
-	attachInput(ctx, o.s, fab, o.checks, &in)
+	attachInput(o.s, fab, o.checks, &in)
 	return exporter.Collect(ctx, exporter.Config{Transport: fab, Discover: o.s.Config(), Input: in, Checks: o.checks, Name: in.Name})
 }
 

@@ -38,6 +38,15 @@ func (c *checker) creditLoops(ctx context.Context, cr *CheckResult) ([]Finding, 
 	if cycle == nil {
 		return nil, nil
 	}
+	if c.in.SA == nil && c.in.NewSA != nil && c.in.SAWhy == "" {
+		lid, err := c.localSMLID()
+		if err == nil {
+			c.in.SA, err = c.in.NewSA(lid)
+		}
+		if err != nil {
+			c.in.SAWhy = err.Error()
+		}
+	}
 	if c.in.SA == nil {
 		why := c.in.SAWhy
 		if why == "" {
@@ -60,6 +69,26 @@ func (c *checker) creditLoops(ctx context.Context, cr *CheckResult) ([]Finding, 
 	f.Severity, f.Kind = Info, KindCreditLoopVL
 	f.Message = "the routes' VLs break every credit loop of the forwarding tables, e.g. " + strings.TrimPrefix(f.Message, "credit loop of ")
 	return []Finding{f}, nil
+}
+
+// localSMLID is the master SM's LID the local port's PortInfo names, as
+// discovery read it (sa.MasterSMLID without reading it again).
+func (c *checker) localSMLID() (uint16, error) {
+	n := c.f.From
+	if n == nil {
+		return 0, fmt.Errorf("%w (no local node discovered)", sa.ErrNoSM)
+	}
+	pp := n.Port(int(c.f.FromPort))
+	if pp == nil || !pp.HasInfo {
+		return 0, fmt.Errorf("%w (the local port's PortInfo was not read)", sa.ErrNoSM)
+	}
+	if pp.Info.MasterSMLID == 0 {
+		return 0, sa.ErrNoSM
+	}
+	if pp.Info.PortState != smp.PortStateActive {
+		return 0, fmt.Errorf("%w (the local port is not Active: state %d)", sa.ErrNoSM, pp.Info.PortState)
+	}
+	return pp.Info.MasterSMLID, nil
 }
 
 // KindCreditLoopVL: a cycle of the single-VL dependency graph that the

@@ -187,6 +187,10 @@ type Input struct {
 	// VL; SAWhy says why there is none).
 	SA    *sa.Client
 	SAWhy string
+	// NewSA, when SA is nil, makes the SA client once the credit-loops
+	// check needs one, for the master SM's LID of the local port's
+	// PortInfo as discovery read it (nothing is read again).
+	NewSA func(smLID uint16) (*sa.Client, error)
 	// NoSMInfo, when set, says why no SM can answer SMInfo (the embedded
 	// simulator's SM is not a subnet manager): the sm check then has
 	// nothing to check.

@@ -40,7 +40,7 @@ const (
 // ports stuck in Initialize or Armed.
 func (c *checker) links() []Finding {
 	var out []Finding
-	for _, l := range pathav.CheckLinks(c.f, c.in.MaxOpVLs) {
+	for _, l := range c.linkChecks(true) {
 		for _, p := range l.Problems {
 			var kind string
 			switch p.Kind {
@@ -219,7 +219,7 @@ func (c *checker) mtuVL(cr *CheckResult) []Finding {
 		return nil
 	}
 	var out []Finding
-	for _, l := range pathav.CheckLinks(c.f, c.in.MaxOpVLs) {
+	for _, l := range c.linkChecks(false) {
 		for _, p := range l.Problems {
 			sev := Error
 			switch p.Kind {

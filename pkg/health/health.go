@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/sa"
@@ -245,6 +246,30 @@ type checker struct {
 	tabsNothing bool
 	tabsWhere   []string
 	tabsRead    bool
+	// marked are the links pathav's check marks, kept by the first of
+	// the links and mtu-vl checks for the second (markedRan: computed).
+	marked    []pathav.Link
+	markedRan bool
+}
+
+// linkChecks is pathav.CheckLinks of the fabric: every link (all) or the
+// marked ones only, which it keeps so that the links and mtu-vl checks
+// compute it once between them.
+func (c *checker) linkChecks(all bool) []pathav.Link {
+	if c.markedRan && !all {
+		return c.marked
+	}
+	ls := pathav.CheckLinks(c.f, c.in.MaxOpVLs)
+	c.marked, c.markedRan = nil, true
+	for _, l := range ls {
+		if l.Mismatch() {
+			c.marked = append(c.marked, l)
+		}
+	}
+	if all {
+		return ls
+	}
+	return c.marked
 }
 
 // Run runs the checks named (see ParseChecks) on in and returns the

@@ -196,7 +196,8 @@ type Input struct {
 	// simulator's SM is not a subnet manager): the sm check then has
 	// nothing to check.
 	NoSMInfo string
-	// Workers bounds the switches whose tables are read at once (default 8).
+	// Workers bounds the switches whose tables are read at once (default:
+	// the Querier's window, or 8 without one).
 	Workers int
 }
 
@@ -283,7 +284,12 @@ func Run(ctx context.Context, in Input, checks []string) (*Report, error) {
 		in.Engine = routing.MinHop
 	}
 	if in.Workers <= 0 {
+		// as ibhops and ibavtrack read the tables: as many switches at
+		// once as the Querier's window allows
 		in.Workers = 8
+		if in.Querier != nil && in.Querier.Window != nil && in.Querier.Window.Max() > 0 {
+			in.Workers = in.Querier.Window.Max()
+		}
 	}
 	c := &checker{in: in, f: in.Result.Fabric, rep: &Report{Partial: in.Result.Partial()}}
 	// what discovery missed, no check looked at

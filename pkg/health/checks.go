@@ -262,7 +262,6 @@ func (c *checker) counters(ctx context.Context, cr *CheckResult) ([]Finding, err
 	}
 	cfg := c.in.Counters
 	cfg.Querier = c.in.Querier
-	cfg.PerPort = true
 	cfg.ClearErrors, cfg.ClearCounts = false, false
 	rep, err := portcounters.Read(ctx, cfg, c.f)
 	if err != nil {

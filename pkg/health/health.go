@@ -135,8 +135,9 @@ type Report struct {
 	Partial bool
 	// SMPs and MADs sent by the checks (discovery not included).
 	SMPs, MADs int64
-	// Counters are every port's PerfMgt counters as the counters check
-	// read them (nil when it did not run or could not read them).
+	// Counters are the PerfMgt counters as the counters check read them
+	// (every port's with Input.Counters.PerPort; nil when it did not run
+	// or could not read them).
 	Counters *portcounters.Report
 }
 
@@ -169,8 +170,12 @@ type Input struct {
 	// tables, PerfMgt counters); nil when the fabric is not live, and
 	// then the checks that need it do not run.
 	Querier *discover.Querier
-	// Counters configures the counter read (Querier and Thresholds
-	// included); its PerPort is set by the check.
+	// Counters configures the counter read (Thresholds included; the
+	// check sets its Querier). Without PerPort a switch whose PMA sums
+	// its ports (AllPortSelect) is read port by port only when the sum
+	// is beyond a threshold, as ibqueryerrors and ibavtrack errors read
+	// it; PerPort reads every port (Report.Counters then has them all,
+	// as the Prometheus exporter needs).
 	Counters portcounters.Config
 	// Baseline is the known-good fabric the baseline check compares with
 	// (nil: that check does not run); BaselineKeys what it compares.

@@ -6,7 +6,8 @@
 #   make test-stress  the tests STRESS_RUNS times (5) under 3 CPU-bound processes
 #   make bench   Go benchmarks, summarised as a table
 #   make bench-ibsim  ibdiscover vs ibnetdiscover (and a bare client) on ibsim fabrics of 2,144 and 324 nodes
-#                     (and ibavtrack errors vs ibqueryerrors on the same size)
+#                     (and ibavtrack errors vs ibqueryerrors on the same size, and ibcheck
+#                     vs ibdiscover then ibavtrack errors)
 #   make bench-rss    peak RSS of each process alone: ibdiscover --version, ibdiscover vs
 #                     ibnetdiscover on the 2,144-node tree through ibsim (BIG=1: also 64,656 nodes)
 #   make fuzz    run every fuzz target for FUZZTIME each
@@ -84,6 +85,7 @@ bench-ibsim: build
 	sh scripts/install-deps.sh
 	sh scripts/bench-ibsim.sh
 	sh scripts/bench-ibsim-pma.sh
+	sh scripts/bench-ibsim-check.sh
 	sh scripts/bench-prom.sh
 
 bench-rss:

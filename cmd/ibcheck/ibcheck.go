@@ -215,7 +215,7 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 			return cliapp.Exit(exitcode.Interrupted, fmt.Errorf("interrupted during discovery (%d nodes)", len(res.Fabric.Nodes)))
 		}
 		in.Querier = s.Querier(fab)
-		attachInput(c.Context, s, fab, checks, &in)
+		attachInput(s, fab, checks, &in)
 	}
 	in.Result = res
 	rep, err := health.Run(c.Context, in, checks)
@@ -264,21 +264,21 @@ func checkCmd(c *cli.Context, stdout, stderr io.Writer) error {
 
 // attachInput completes in for a fabric opened: the SA for the credit
 // loops check, the counters' transport.
-func attachInput(ctx context.Context, s attach.Settings, fab *attach.Fabric, checks []string, in *health.Input) {
+func attachInput(s attach.Settings, fab *attach.Fabric, checks []string, in *health.Input) {
 	if slices.Contains(checks, health.CheckCreditLoops) {
 		// the SA gives the routes' SLs (asked only when the routes
-		// have a loop on one VL)
-		smLID, err := sa.MasterSMLID(ctx, fab, s.Timeout)
-		if err == nil {
-			in.SA, err = sa.NewClient(fab, smLID)
-		}
-		if err != nil {
-			in.SAWhy = err.Error()
-		} else {
-			if s.Timeout > 0 {
-				in.SA.Timeout = s.Timeout
+		// have a loop on one VL); its LID is the local port's
+		// MasterSMLID, as discovery read it
+		in.NewSA = func(smLID uint16) (*sa.Client, error) {
+			cl, err := sa.NewClient(fab, smLID)
+			if err != nil {
+				return nil, err
 			}
-			in.SA.Retries = s.Retries
+			if s.Timeout > 0 {
+				cl.Timeout = s.Timeout
+			}
+			cl.Retries = s.Retries
+			return cl, nil
 		}
 	}
 	if s.Sim != "" && s.SimSM {

@@ -247,6 +247,11 @@ func TestTextfile(t *testing.T) {
 	if v, ok := sampleValue(t, text, "infiniband_switch_port_state", map[string]string{"switch": "L0", "port": "1"}); !ok || v != 4 {
 		t.Errorf("L0 port 1 state %v (present %v), want 4", v, ok)
 	}
+	// every switch port's counters, though the switch's PMA sums them
+	// clean (AllPortSelect): the metrics read each port
+	if v, ok := sampleValue(t, text, "infiniband_switch_port_symbol_error_total", map[string]string{"switch": "L0", "port": "1"}); !ok || v != 0 {
+		t.Errorf("L0 port 1 symbol errors %v (present %v), want 0", v, ok)
+	}
 	if v, ok := sampleValue(t, text, "infiniband_exporter_nodes", map[string]string{"type": "hca"}); !ok || v != 16 {
 		t.Errorf("hca nodes %v (present %v), want 16", v, ok)
 	}

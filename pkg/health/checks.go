@@ -40,7 +40,7 @@ const (
 // ports stuck in Initialize or Armed.
 func (c *checker) links() []Finding {
 	var out []Finding
-	for _, l := range pathav.CheckLinks(c.f, c.in.MaxOpVLs) {
+	for _, l := range c.linkChecks(true) {
 		for _, p := range l.Problems {
 			var kind string
 			switch p.Kind {
@@ -176,18 +176,26 @@ func (c *checker) ids() []Finding {
 		}
 	}
 	slices.SortFunc(ports, func(a, b lport) int { return int(a.lo) - int(b.lo) })
-	for i := 1; i < len(ports); i++ {
-		// compare with every earlier range still open
-		for j := i - 1; j >= 0; j-- {
-			a, b := ports[j], ports[i]
-			if a.hi < b.lo {
-				continue
+	// open holds the earlier ranges still open at b.lo (in order): the
+	// others end before it, and before every later range
+	var open []lport
+	for _, b := range ports {
+		k := 0
+		for _, a := range open {
+			if a.hi >= b.lo {
+				open[k] = a
+				k++
 			}
+		}
+		open = open[:k]
+		for j := len(open) - 1; j >= 0; j-- {
+			a := open[j]
 			pl := c.peerPlace(a.pp)
 			out = append(out, Finding{Kind: KindDuplicateLID, Severity: Critical, Place: c.portPlace(b.pp), Peer: pl,
 				Message:  fmt.Sprintf("LIDs %d-%d overlap LIDs %d-%d of another port", b.lo, b.hi, a.lo, a.hi),
 				Evidence: []string{fmt.Sprintf("LID %d LMC %d here, LID %d LMC %d there", b.lo, b.lmc, a.lo, a.lmc)}})
 		}
+		open = append(open, b)
 	}
 	// the LMC most CAs have is the SM's; a CA with another disagrees
 	var common uint8
@@ -219,7 +227,7 @@ func (c *checker) mtuVL(cr *CheckResult) []Finding {
 		return nil
 	}
 	var out []Finding
-	for _, l := range pathav.CheckLinks(c.f, c.in.MaxOpVLs) {
+	for _, l := range c.linkChecks(false) {
 		for _, p := range l.Problems {
 			sev := Error
 			switch p.Kind {
@@ -254,7 +262,6 @@ func (c *checker) counters(ctx context.Context, cr *CheckResult) ([]Finding, err
 	}
 	cfg := c.in.Counters
 	cfg.Querier = c.in.Querier
-	cfg.PerPort = true
 	cfg.ClearErrors, cfg.ClearCounts = false, false
 	rep, err := portcounters.Read(ctx, cfg, c.f)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
 	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/sa"
@@ -134,8 +135,9 @@ type Report struct {
 	Partial bool
 	// SMPs and MADs sent by the checks (discovery not included).
 	SMPs, MADs int64
-	// Counters are every port's PerfMgt counters as the counters check
-	// read them (nil when it did not run or could not read them).
+	// Counters are the PerfMgt counters as the counters check read them
+	// (every port's with Input.Counters.PerPort; nil when it did not run
+	// or could not read them).
 	Counters *portcounters.Report
 }
 
@@ -168,8 +170,12 @@ type Input struct {
 	// tables, PerfMgt counters); nil when the fabric is not live, and
 	// then the checks that need it do not run.
 	Querier *discover.Querier
-	// Counters configures the counter read (Querier and Thresholds
-	// included); its PerPort is set by the check.
+	// Counters configures the counter read (Thresholds included; the
+	// check sets its Querier). Without PerPort a switch whose PMA sums
+	// its ports (AllPortSelect) is read port by port only when the sum
+	// is beyond a threshold, as ibqueryerrors and ibavtrack errors read
+	// it; PerPort reads every port (Report.Counters then has them all,
+	// as the Prometheus exporter needs).
 	Counters portcounters.Config
 	// Baseline is the known-good fabric the baseline check compares with
 	// (nil: that check does not run); BaselineKeys what it compares.
@@ -187,11 +193,16 @@ type Input struct {
 	// VL; SAWhy says why there is none).
 	SA    *sa.Client
 	SAWhy string
+	// NewSA, when SA is nil, makes the SA client once the credit-loops
+	// check needs one, for the master SM's LID of the local port's
+	// PortInfo as discovery read it (nothing is read again).
+	NewSA func(smLID uint16) (*sa.Client, error)
 	// NoSMInfo, when set, says why no SM can answer SMInfo (the embedded
 	// simulator's SM is not a subnet manager): the sm check then has
 	// nothing to check.
 	NoSMInfo string
-	// Workers bounds the switches whose tables are read at once (default 8).
+	// Workers bounds the switches whose tables are read at once (default:
+	// the Querier's window, or 8 without one).
 	Workers int
 }
 
@@ -241,6 +252,30 @@ type checker struct {
 	tabsNothing bool
 	tabsWhere   []string
 	tabsRead    bool
+	// marked are the links pathav's check marks, kept by the first of
+	// the links and mtu-vl checks for the second (markedRan: computed).
+	marked    []pathav.Link
+	markedRan bool
+}
+
+// linkChecks is pathav.CheckLinks of the fabric: every link (all) or the
+// marked ones only, which it keeps so that the links and mtu-vl checks
+// compute it once between them.
+func (c *checker) linkChecks(all bool) []pathav.Link {
+	if c.markedRan && !all {
+		return c.marked
+	}
+	ls := pathav.CheckLinks(c.f, c.in.MaxOpVLs)
+	c.marked, c.markedRan = nil, true
+	for _, l := range ls {
+		if l.Mismatch() {
+			c.marked = append(c.marked, l)
+		}
+	}
+	if all {
+		return ls
+	}
+	return c.marked
 }
 
 // Run runs the checks named (see ParseChecks) on in and returns the
@@ -254,7 +289,12 @@ func Run(ctx context.Context, in Input, checks []string) (*Report, error) {
 		in.Engine = routing.MinHop
 	}
 	if in.Workers <= 0 {
+		// as ibhops and ibavtrack read the tables: as many switches at
+		// once as the Querier's window allows
 		in.Workers = 8
+		if in.Querier != nil && in.Querier.Window != nil && in.Querier.Window.Max() > 0 {
+			in.Workers = in.Querier.Window.Max()
+		}
 	}
 	c := &checker{in: in, f: in.Result.Fabric, rep: &Report{Partial: in.Result.Partial()}}
 	// what discovery missed, no check looked at

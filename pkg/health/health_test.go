@@ -282,6 +282,32 @@ func TestIDs(t *testing.T) {
 		t.Fatalf("kinds %v, want one duplicate-lid", kinds(rep, health.CheckIDs))
 	}
 
+	// a range of four LIDs holding two other ports' LIDs: LID 203's
+	// overlap is not with the range just before it (201); LID 210 is
+	// clear. Each overlap found once.
+	ranges := loadSim(t, fabrics+"fattree2.net", true, func(f *sim.Fabric) error {
+		for _, s := range []struct {
+			host int
+			lid  uint16
+			lmc  int
+		}{{1, 200, 2}, {2, 201, 0}, {3, 203, 0}, {4, 210, 0}} {
+			if err := f.SetBaseLID(h[s.host].Description(), 1, s.lid, s.lmc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	rep = run(t, ranges.in, health.CheckIDs)
+	var over []string
+	for _, f := range rep.Findings {
+		if f.Kind == health.KindDuplicateLID {
+			over = append(over, f.Message)
+		}
+	}
+	if want := []string{"LIDs 201-201 overlap LIDs 200-203 of another port", "LIDs 203-203 overlap LIDs 200-203 of another port"}; !slices.Equal(over, want) {
+		t.Fatalf("overlaps %q, want %q", over, want)
+	}
+
 	guid := loadSim(t, fabrics+"fattree2.net", true, func(f *sim.Fabric) error {
 		return f.SetNodeGUID(h[1].Description(), h[0].GUID())
 	})

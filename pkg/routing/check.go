@@ -132,6 +132,10 @@ type checkNode struct {
 	hi    uint16
 	mat   *model.LIDMatrix
 	order int // discovery order, for sorting findings
+	// next is, for each port, the switch (index) a route leaving by it
+	// reaches when nothing is wrong on the way (a link to a switch of
+	// the check, both ends Active), else -1: step then judges the port.
+	next []int32
 }
 
 // Check follows, through the forwarding tables t, the route from every
@@ -159,6 +163,21 @@ func Check(f *model.Fabric, t *Tables, h *model.HopTables) *CheckResult {
 		}
 		nodes[i] = cn
 		idx[n] = int32(i)
+	}
+	for i := range nodes {
+		n := nodes[i].n
+		next := make([]int32, n.NumPorts()+1)
+		for p := range next {
+			next[p] = -1
+			pp := n.Port(p)
+			if p == 0 || pp == nil || pp.Remote == nil || !PortActive(pp) || !PortActive(pp.Remote) || !pp.Remote.Node.IsSwitch() {
+				continue
+			}
+			if j, ok := idx[pp.Remote.Node]; ok {
+				next[p] = j
+			}
+		}
+		nodes[i].next = next
 	}
 	res := &CheckResult{Switches: len(nodes)}
 
@@ -395,6 +414,9 @@ func step(cn *checkNode, dlid uint16, idx map[*model.Node]int32, res *CheckResul
 	out := portFor(cn.tab, dlid)
 	if out == NoRoute || out == 0 || int(out) > cn.n.NumPorts() {
 		return broken(KindBlackHole, ErrBlackHole, out)
+	}
+	if int(out) < len(cn.next) && cn.next[out] >= 0 {
+		return cn.next[out], false // to a switch, over an Active link
 	}
 	pp := cn.n.Port(int(out))
 	if pp == nil || pp.Remote == nil {

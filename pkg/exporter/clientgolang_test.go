@@ -160,8 +160,8 @@ func clientGolangMetrics(c *Collection) []prometheus.Metric {
 		smps += c.Health.SMPs
 		mads += c.Health.MADs
 	}
-	if c.Counters != nil {
-		mads += c.Counters.MADs
+	if c.Counters != nil && (c.Health == nil || c.Health.Counters != c.Counters) {
+		mads += c.Counters.MADs // once (TestMADsCountedOnce)
 	}
 	add(descSMPs, prometheus.GaugeValue, float64(smps))
 	add(descMADs, prometheus.GaugeValue, float64(mads))

@@ -262,7 +262,9 @@ func Write(w io.Writer, c *Collection) error {
 		smps += c.Health.SMPs
 		mads += c.Health.MADs
 	}
-	if c.Counters != nil {
+	if c.Counters != nil && (c.Health == nil || c.Health.Counters != c.Counters) {
+		// read by Collect, not by the counters check (whose MADs the
+		// health report counts already)
 		mads += c.Counters.MADs
 	}
 	t.single(famSMPs, float64(smps))

@@ -189,3 +189,36 @@ func BenchmarkEncodeFatTree(b *testing.B) {
 	})
 }
 
+// TestMADsCountedOnce: collect_mads counts the counters' MADs once,
+// whether the counters check read them (the health report counts them)
+// or Collect did.
+func TestMADsCountedOnce(t *testing.T) {
+	c := collectSpec(t, "../../testdata/fabrics/fattree2.net", nil)
+	if c.Health == nil || c.Counters == nil || c.Health.Counters != c.Counters || c.Counters.MADs == 0 {
+		t.Fatal("the counters check did not read the counters")
+	}
+	mads := func(c *Collection) float64 {
+		var b bytes.Buffer
+		if err := Write(&b, c); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range series(t, b.Bytes()) {
+			if v, ok := strings.CutPrefix(l, "infiniband_exporter_collect_mads{} "); ok {
+				var f float64
+				fmt.Sscan(v, &f)
+				return f
+			}
+		}
+		t.Fatal("no infiniband_exporter_collect_mads")
+		return 0
+	}
+	if got, want := mads(c), float64(c.Health.MADs); got != want {
+		t.Errorf("counters read by the check: collect_mads %v, want the report's %v", got, want)
+	}
+	// as Collect leaves it when the counters check does not run
+	own := *c.Counters
+	c.Counters = &own
+	if got, want := mads(c), float64(c.Health.MADs+own.MADs); got != want {
+		t.Errorf("counters read by Collect: collect_mads %v, want %v", got, want)
+	}
+}

@@ -66,6 +66,35 @@ func sampleValue(t *testing.T, text, name string, want map[string]string) (float
 	if err != nil {
 		t.Fatalf("scrape does not parse: %v", err)
 	}
+	// a port metric has guid and port only (as treydock's): a node name
+	// in want is joined through the kind's info metric, as
+	// on(guid) group_left(switch) infiniband_switch_info would
+	for _, k := range []string{"switch", "hca"} {
+		v, ok := want[k]
+		if !ok || !strings.HasPrefix(name, "infiniband_"+k+"_port_") {
+			continue
+		}
+		guid, found := "", false
+		for _, m := range mfs["infiniband_"+k+"_info"].GetMetric() {
+			ls := map[string]string{}
+			for _, l := range m.Label {
+				ls[l.GetName()] = l.GetValue()
+			}
+			if ls[k] == v {
+				guid, found = ls["guid"], true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+		w := map[string]string{"guid": guid}
+		for kk, vv := range want {
+			if kk != k {
+				w[kk] = vv
+			}
+		}
+		want = w
+	}
 	mf := mfs[name]
 	if mf == nil {
 		return 0, false

@@ -57,6 +57,7 @@ type descs struct {
 	ucXmit, ucRcv, mcXmit, mcRcv, qp1      *prometheus.Desc
 	ext64                                  *prometheus.Desc
 	state, phys, width, speedGbps, rate    *prometheus.Desc
+	rawRate                                *prometheus.Desc
 	linkInfo, uplink, degraded, readFailed *prometheus.Desc
 }
 
@@ -72,7 +73,7 @@ func portDescs(k string) *descs {
 		return d
 	}
 	p := "infiniband_" + k + "_port_"
-	l := []string{"guid", "port", k}
+	l := []string{"guid", "port"}
 	nd := func(name, help string, extra ...string) *prometheus.Desc {
 		return prometheus.NewDesc(p+name, help, append(append([]string{}, l...), extra...), nil)
 	}
@@ -95,11 +96,16 @@ func portDescs(k string) *descs {
 	d.width = nd("link_width_lanes", "active link width in lanes (1, 2, 4, 8, 12)")
 	d.speedGbps = nd("link_speed_gbps_per_lane", "active lane signalling speed in Gb/s (2.5 SDR .. 212.5 XDR)")
 	d.rate = nd("rate_bytes_per_second", "the link's data rate (width times lane speed, after encoding) in bytes per second")
+	d.rawRate = nd("raw_rate_bytes_per_second", "the link's signalling rate (width times lane speed, before encoding) in bytes per second")
+	if k == "hca" {
+		d.rate = prometheus.NewDesc("infiniband_hca_rate_bytes_per_second", "the link's data rate (width times lane speed, after encoding) in bytes per second", l, nil)
+		d.rawRate = prometheus.NewDesc("infiniband_hca_raw_rate_bytes_per_second", "the link's signalling rate (width times lane speed, before encoding) in bytes per second", l, nil)
+	}
 	d.linkInfo = nd("link_info", "the active width and speed as ibnetdiscover names them", "width", "speed")
 	d.degraded = nd("link_degraded", "1 when the link runs below the width or speed both ends support and enable")
 	d.readFailed = nd("counters_read_failed", "1 when the port's PerfMgt counters could not be read")
 	d.uplink = prometheus.NewDesc("infiniband_"+k+"_uplink_info", "the far end of the port's link",
-		append(append([]string{}, l...), "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"), nil)
+		append(append([]string{}, l...), k, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid"), nil)
 	return d
 }
 
@@ -209,7 +215,7 @@ func clientGolangMetrics(c *Collection) []prometheus.Metric {
 			if pp == nil || !pp.HasInfo || (pp.Num == 0 && n.IsSwitch()) {
 				continue
 			}
-			lv := []string{g, strconv.Itoa(int(pp.Num)), nm}
+			lv := []string{g, strconv.Itoa(int(pp.Num))}
 			pi := &pp.Info
 			add(d.state, prometheus.GaugeValue, float64(pi.PortState), lv...)
 			add(d.phys, prometheus.GaugeValue, float64(pi.PortPhysicalState), lv...)
@@ -222,10 +228,11 @@ func clientGolangMetrics(c *Collection) []prometheus.Metric {
 			add(d.rate, prometheus.GaugeValue, smp.RateGbps(rate)*1e9/8, lv...)
 			speed := smp.PortSpeedToken(pi, caps, pp.FDR10())
 			add(d.speedGbps, prometheus.GaugeValue, laneGbps(speed), lv...)
+			add(d.rawRate, prometheus.GaugeValue, float64(lanes(pi.LinkWidthActive))*laneGbps(speed)*1e9/8, lv...)
 			add(d.linkInfo, prometheus.GaugeValue, 1, append(lv, smp.WidthToken(pi.LinkWidthActive), speed)...)
 			if r := pp.Remote; r != nil {
 				add(d.degraded, prometheus.GaugeValue, b2f(degraded[pp]), lv...)
-				add(d.uplink, prometheus.GaugeValue, 1, append(lv, name(r.Node), hexGUID(r.Node.GUID()),
+				add(d.uplink, prometheus.GaugeValue, 1, append(lv, nm, name(r.Node), hexGUID(r.Node.GUID()),
 					uplinkType(r.Node), strconv.Itoa(int(r.Num)), strconv.Itoa(int(r.BaseLID())))...)
 			}
 			if c.Counters == nil {

@@ -134,7 +134,7 @@ func TestMetricsOfACollection(t *testing.T) {
 	}
 	guid := "0x" + strings.TrimPrefix(strings.ToLower(strings.TrimLeft(hex(l0.GUID()), "")), "0x")
 	sw := func(port string) map[string]string {
-		return map[string]string{"guid": guid, "port": port, "switch": "L0"}
+		return map[string]string{"guid": guid, "port": port}
 	}
 	tests := []struct {
 		name   string
@@ -143,7 +143,7 @@ func TestMetricsOfACollection(t *testing.T) {
 	}{
 		{"infiniband_switch_port_symbol_error_total", sw("1"), 7},
 		{"infiniband_switch_port_symbol_error_total", sw("2"), 0},
-		{"infiniband_hca_port_link_downed_total", map[string]string{"hca": "H0", "port": "1"}, 3},
+		{"infiniband_hca_port_link_downed_total", map[string]string{"guid": guidOf(t, c, "H0"), "port": "1"}, 3},
 		{"infiniband_switch_port_state", sw("1"), 4},
 		{"infiniband_switch_port_link_width_lanes", sw("1"), 4},
 		{"infiniband_switch_port_link_degraded", sw("1"), 0},
@@ -192,16 +192,16 @@ func TestDegradedLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, mfs := scrape(t, e)
-	if v, ok := value(mfs, "infiniband_hca_port_link_degraded", map[string]string{"hca": "thin 1x host", "port": "1"}); !ok || v != 1 {
+	if v, ok := value(mfs, "infiniband_hca_port_link_degraded", map[string]string{"guid": guidOf(t, c, "thin 1x host"), "port": "1"}); !ok || v != 1 {
 		t.Errorf("thin port 1 link_degraded = %v (present %v), want 1:\n%s", v, ok, grep(text, "degraded"))
 	}
-	if v, ok := value(mfs, "infiniband_switch_port_link_degraded", map[string]string{"switch": "swA", "port": "3"}); !ok || v != 1 {
+	if v, ok := value(mfs, "infiniband_switch_port_link_degraded", map[string]string{"guid": guidOf(t, c, "swA"), "port": "3"}); !ok || v != 1 {
 		t.Errorf("swA port 3 link_degraded = %v (present %v), want 1", v, ok)
 	}
-	if v, ok := value(mfs, "infiniband_hca_port_link_degraded", map[string]string{"hca": "dual mlx4_0", "port": "1"}); !ok || v != 0 {
+	if v, ok := value(mfs, "infiniband_hca_port_link_degraded", map[string]string{"guid": guidOf(t, c, "dual mlx4_0"), "port": "1"}); !ok || v != 0 {
 		t.Errorf("dual port 1 link_degraded = %v (present %v), want 0", v, ok)
 	}
-	if v, ok := value(mfs, "infiniband_hca_port_link_width_lanes", map[string]string{"hca": "thin 1x host", "port": "1"}); !ok || v != 1 {
+	if v, ok := value(mfs, "infiniband_hca_port_link_width_lanes", map[string]string{"guid": guidOf(t, c, "thin 1x host"), "port": "1"}); !ok || v != 1 {
 		t.Errorf("thin port 1 link_width_lanes = %v (present %v), want 1", v, ok)
 	}
 }
@@ -244,6 +244,18 @@ func TestStaleAndAge(t *testing.T) {
 	if v, _ := value(mfs, "infiniband_exporter_stale", nil); v != 0 {
 		t.Error("a fresh result is still stale")
 	}
+}
+
+// guidOf is the GUID label of the node whose NodeDescription is desc.
+func guidOf(t *testing.T, c *exporter.Collection, desc string) string {
+	t.Helper()
+	for _, n := range c.Result.Fabric.Nodes {
+		if n.Description() == desc {
+			return hex(n.GUID())
+		}
+	}
+	t.Fatalf("no node %q", desc)
+	return ""
 }
 
 func hex(g uint64) string {

@@ -89,19 +89,20 @@ var (
 )
 
 // portFamilies are the per-port families of one node kind, named
-// infiniband_<kind>_port_... as treydock names them.
+// infiniband_<kind>_port_... and labelled guid and port, as treydock
+// names them (the node's name is on uplink_info and the info metric).
 type portFamilies struct {
-	state, phys, width, rate, speedGbps, linkInfo, degraded, uplink *family
-	readFailed, ext64                                               *family
-	errs                                                            [pma.NumErrors]*family
-	xmitData, rcvData, xmitPkts, rcvPkts                            *family
-	ucXmit, ucRcv, mcXmit, mcRcv, qp1                               *family
+	state, phys, width, rate, rawRate, speedGbps, linkInfo, degraded, uplink *family
+	readFailed, ext64                                                        *family
+	errs                                                                     [pma.NumErrors]*family
+	xmitData, rcvData, xmitPkts, rcvPkts                                     *family
+	ucXmit, ucRcv, mcXmit, mcRcv, qp1                                        *family
 }
 
 func newPortFamilies(k string) *portFamilies {
 	p := "infiniband_" + k + "_port_"
 	nf := func(name, typ, help string, extra ...string) *family {
-		return newFamily(p+name, typ, help, append([]string{"guid", "port", k}, extra...)...)
+		return newFamily(p+name, typ, help, append([]string{"guid", "port"}, extra...)...)
 	}
 	d := &portFamilies{}
 	for i, n := range counterNames {
@@ -122,6 +123,12 @@ func newPortFamilies(k string) *portFamilies {
 	d.width = nf("link_width_lanes", gauge, "active link width in lanes (1, 2, 4, 8, 12)")
 	d.speedGbps = nf("link_speed_gbps_per_lane", gauge, "active lane signalling speed in Gb/s (2.5 SDR .. 212.5 XDR)")
 	d.rate = nf("rate_bytes_per_second", gauge, "the link's data rate (width times lane speed, after encoding) in bytes per second")
+	d.rawRate = nf("raw_rate_bytes_per_second", gauge, "the link's signalling rate (width times lane speed, before encoding) in bytes per second")
+	if k == "hca" {
+		// treydock's names for a CA's (infiniband_hca_rate_bytes_per_second)
+		d.rate.name = "infiniband_hca_rate_bytes_per_second"
+		d.rawRate.name = "infiniband_hca_raw_rate_bytes_per_second"
+	}
 	d.linkInfo = nf("link_info", gauge, "the active width and speed as ibnetdiscover names them", "width", "speed")
 	d.degraded = nf("link_degraded", gauge, "1 when the link runs below the width or speed both ends support and enable")
 	d.readFailed = nf("counters_read_failed", gauge, "1 when the port's PerfMgt counters could not be read")
@@ -370,7 +377,7 @@ func writePorts(t *text, d *portFamilies, rows []portRow) {
 		for i := range rows {
 			r := &rows[i]
 			if x, ok := v(r); ok {
-				t.sample(fam, x, r.lv[0], r.lv[1], r.lv[2])
+				t.sample(fam, x, r.lv[0], r.lv[1])
 			}
 		}
 	}
@@ -395,10 +402,11 @@ func writePorts(t *text, d *portFamilies, rows []portRow) {
 	each(d.phys, func(r *portRow) (float64, bool) { return float64(r.phys), true })
 	each(d.width, up(func(r *portRow) float64 { return r.lanes }))
 	each(d.rate, up(func(r *portRow) float64 { return r.rate }))
+	each(d.rawRate, up(func(r *portRow) float64 { return r.lanes * r.gbps * 1e9 / 8 }))
 	each(d.speedGbps, up(func(r *portRow) float64 { return r.gbps }))
 	for i := range rows {
 		if r := &rows[i]; !r.down {
-			t.sample(d.linkInfo, 1, r.lv[0], r.lv[1], r.lv[2], r.widthTok, r.speedTok)
+			t.sample(d.linkInfo, 1, r.lv[0], r.lv[1], r.widthTok, r.speedTok)
 		}
 	}
 	each(d.degraded, func(r *portRow) (float64, bool) { return b2f(r.degraded), r.remote })

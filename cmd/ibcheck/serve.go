@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -104,6 +105,11 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 		}
 		return cliapp.Usage("--listen "+addr, why)
 	}
+	// A scraper that goes away mid-response (Prometheus at its
+	// scrape_timeout) makes the server's write fail with EPIPE; the
+	// SIGPIPE that comes with it must not stop the exporter as it stops
+	// a command whose output is gone (cliapp).
+	signal.Ignore(syscall.SIGPIPE)
 	e := exporter.New()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", exporter.Handler(e))

@@ -304,7 +304,7 @@ func serve(bin string, env []string, dir string, runs int, out io.Writer) error 
 		gzipT, identT      []time.Duration
 		gzipSize, identLen int64
 	)
-	// scrapes while the sweeps run, every 500 ms, gzip and not
+	// scrapes while the sweeps run, every 2 s, gzip and not
 	scrapeDone := make(chan struct{})
 	stopScrapes := make(chan struct{})
 	go func() {
@@ -313,7 +313,7 @@ func serve(bin string, env []string, dir string, runs int, out io.Writer) error 
 			select {
 			case <-stopScrapes:
 				return
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(2 * time.Second):
 			}
 			enc := []string{"gzip", "identity"}[i%2]
 			req, _ := http.NewRequest("GET", url, nil)
@@ -349,7 +349,9 @@ func serve(bin string, env []string, dir string, runs int, out io.Writer) error 
 		if ctx.Err() != nil {
 			return fmt.Errorf("serve: %d sweeps in 15 minutes; its stderr:\n%s", len(starts), stderr.String())
 		}
-		time.Sleep(100 * time.Millisecond)
+		// polled once a second: a sweep is told by its start time, and
+		// each poll is a scrape too (26 MB from a server without gzip)
+		time.Sleep(time.Second)
 		at, dur, err := head(client, url)
 		if err != nil || at == 0 || (len(starts) > 0 && at == starts[len(starts)-1]) {
 			continue

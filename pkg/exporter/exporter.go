@@ -80,10 +80,11 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 // for a sweep and never starts one.
 type Exporter struct {
 	mu sync.RWMutex
-	// at is when the served collection started (zero: none yet)
+	// at is when the served collection started
 	at time.Time
 	// gz is the served collection's metrics in the text format, gzipped
-	// once by Set (a twentieth of the text): a scrape copies it
+	// once by Set (a twenty-fifth of the text): a scrape copies it; nil
+	// before the first collection
 	gz       []byte
 	stale    bool
 	failures int

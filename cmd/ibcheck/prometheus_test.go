@@ -117,8 +117,10 @@ scrape_configs:
 		query string
 		want  string
 	}{
-		{`infiniband_switch_port_symbol_error_total{switch="L0",port="1"}`, "42"},
-		{`infiniband_hca_port_link_downed_total{hca="H3",port="1"}`, "5"},
+		// the port metrics carry guid and port only, as treydock's: the
+		// name comes from the info metric, joined as its rules join
+		{`infiniband_switch_port_symbol_error_total{port="1"} * on(guid) group_left(switch) infiniband_switch_info{switch="L0"}`, "42"},
+		{`infiniband_hca_port_link_downed_total{port="1"} * on(guid) group_left(hca) infiniband_hca_info{hca="H3"}`, "5"},
 		{`infiniband_exporter_up`, "1"},
 	}
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os/signal"
 	"syscall"
 	"time"
 
@@ -103,6 +105,11 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 		}
 		return cliapp.Usage("--listen "+addr, why)
 	}
+	// A scraper that goes away mid-response (Prometheus at its
+	// scrape_timeout) makes the server's write fail with EPIPE; the
+	// SIGPIPE that comes with it must not stop the exporter as it stops
+	// a command whose output is gone (cliapp).
+	signal.Ignore(syscall.SIGPIPE)
 	e := exporter.New()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", exporter.Handler(e))
@@ -143,8 +150,8 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 			continue // the select above stops
 		case err != nil:
 			e.Failed()
-			if last, _ := e.Last(); last != nil {
-				fmt.Fprintf(stderr, "ibcheck serve: sweep %d: %v; serving the result of %s (stale)\n", n, err, last.At.Format(time.RFC3339))
+			if at, ok, _ := e.Last(); ok {
+				fmt.Fprintf(stderr, "ibcheck serve: sweep %d: %v; serving the result of %s (stale)\n", n, err, at.Format(time.RFC3339))
 			} else {
 				fmt.Fprintf(stderr, "ibcheck serve: sweep %d: %v; nothing to serve yet\n", n, err)
 			}
@@ -187,11 +194,12 @@ func textfileCmd(c *cli.Context, stderr io.Writer, o *options, file string) erro
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
-	e := exporter.New()
-	if err := e.Set(col); err != nil {
-		return cliapp.Exit(exitcode.Fatal, err)
+	bw := bufio.NewWriterSize(out, 64<<10)
+	err = exporter.WriteCollection(bw, col, time.Now())
+	if err == nil {
+		err = bw.Flush()
 	}
-	if err := exporter.WriteText(out, e); err != nil {
+	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, fmt.Errorf("--textfile %s: %w", file, err))
 	}
 	if err := out.Commit(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -8,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,6 +68,35 @@ func sampleValue(t *testing.T, text, name string, want map[string]string) (float
 	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
 	if err != nil {
 		t.Fatalf("scrape does not parse: %v", err)
+	}
+	// a port metric has guid and port only (as treydock's): a node name
+	// in want is joined through the kind's info metric, as
+	// on(guid) group_left(switch) infiniband_switch_info would
+	for _, k := range []string{"switch", "hca"} {
+		v, ok := want[k]
+		if !ok || !strings.HasPrefix(name, "infiniband_"+k+"_port_") {
+			continue
+		}
+		guid, found := "", false
+		for _, m := range mfs["infiniband_"+k+"_info"].GetMetric() {
+			ls := map[string]string{}
+			for _, l := range m.Label {
+				ls[l.GetName()] = l.GetValue()
+			}
+			if ls[k] == v {
+				guid, found = ls["guid"], true
+			}
+		}
+		if !found {
+			return 0, false
+		}
+		w := map[string]string{"guid": guid}
+		for kk, vv := range want {
+			if kk != k {
+				w[kk] = vv
+			}
+		}
+		want = w
 	}
 	mf := mfs[name]
 	if mf == nil {
@@ -307,4 +339,111 @@ func TestTextfileSweepFails(t *testing.T) {
 		t.Errorf("%s changed: %q", f, b)
 	}
 	clitest.NoLeftovers(t, dir, "ib.prom")
+}
+
+// TestServeScraperGoesAway: a scraper that resets its connection in the
+// middle of a large response (the server's write fails with EPIPE, and
+// SIGPIPE comes with it, which cliapp.Main turns into the end of a
+// command whose output is gone) does not stop the exporter: sweeps go on
+// and the next scrape is answered. The binary itself (cliapp.Main's
+// signals); before the fix serve ended with status 141.
+func TestServeScraperGoesAway(t *testing.T) {
+	bin := clitest.Build(t, ".")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// a 2,144-node fabric: its text (26 MB) outgrows the socket buffers
+	cmd := exec.CommandContext(ctx, bin, "serve", "--listen", "127.0.0.1:0", "--interval", "1ms",
+		"--sim", "fattree:levels=2,radix=64", "--sim-sm", "--checks", "links")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{}) // closed when serve has exited, with exitErr
+	var exitErr error
+	var errText syncBuffer
+	addrs := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			errText.Write([]byte(sc.Text() + "\n"))
+			if a, ok := strings.CutPrefix(sc.Text(), "ibcheck serve: listening on "); ok {
+				addrs <- strings.TrimSuffix(strings.Fields(a)[0], ",")
+			}
+		}
+		exitErr = cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not exit within 30 s of SIGTERM")
+			cmd.Process.Kill()
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case <-exited:
+		t.Fatalf("serve exited (%v) before listening:\n%s", exitErr, errText.String())
+	case <-ctx.Done():
+		t.Fatalf("serve not listening within 5 minutes:\n%s", errText.String())
+	}
+	url := "http://" + addr + "/metrics"
+	// lastSweep is the served collection's start time (0: none yet)
+	lastSweep := func() float64 {
+		c := &http.Client{Timeout: 30 * time.Second}
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatalf("scrape: %v", err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("scrape: %v", err)
+		}
+		v, _ := sampleValue(t, string(b), "infiniband_exporter_last_collect_timestamp_seconds", nil)
+		return v
+	}
+	// waitSweep polls until a collection newer than after is served
+	waitSweep := func(after float64, what string) float64 {
+		for {
+			select {
+			case <-exited:
+				t.Fatalf("serve exited (%v) %s:\n%s", exitErr, what, errText.String())
+			case <-ctx.Done():
+				t.Fatalf("no new collection served within 5 minutes %s", what)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if v := lastSweep(); v > after {
+				return v
+			}
+		}
+	}
+	first := waitSweep(0, "before its first collection")
+	for i := 0; i < 3; i++ {
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		// the FIN first (the server's side is then in CLOSE_WAIT), the
+		// reset later: the server's next write fails with EPIPE, as when
+		// a client closes with the rest of the response still coming
+		c.(*net.TCPConn).CloseWrite()
+		if _, err := io.ReadFull(c, make([]byte, 64<<10)); err != nil {
+			t.Fatalf("reading the start of the response: %v", err)
+		}
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}
+	// two more collections are served: serve is still running
+	waitSweep(waitSweep(first, "after a scraper went away"), "after a scraper went away")
 }

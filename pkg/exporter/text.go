@@ -1,0 +1,485 @@
+package exporter
+
+import (
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/ibfabric/ibdiag/pkg/health"
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pathav"
+	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
+	"github.com/ibfabric/ibdiag/pkg/smp"
+)
+
+// family is one metric family: its name, type, help and label names.
+type family struct {
+	name, typ, help string
+	labels          []string
+	// order is labels' indexes in name order: a sample's label pairs are
+	// written sorted, as client_golang writes them
+	order []int
+}
+
+func newFamily(name, typ, help string, labels ...string) *family {
+	f := &family{name: name, typ: typ, help: help, labels: labels}
+	for i := range labels {
+		f.order = append(f.order, i)
+	}
+	slices.SortFunc(f.order, func(a, b int) int {
+		switch {
+		case labels[a] < labels[b]:
+			return -1
+		case labels[a] > labels[b]:
+			return 1
+		}
+		return 0
+	})
+	return f
+}
+
+const (
+	gauge   = "gauge"
+	counter = "counter"
+)
+
+var (
+	famUp = newFamily("infiniband_exporter_up", gauge,
+		"1 when a collection of the fabric is served (0 before the first completes)")
+	famStale = newFamily("infiniband_exporter_stale", gauge,
+		"1 when the last scheduled sweep could not reach the fabric and an older result is served")
+	famAge = newFamily("infiniband_exporter_result_age_seconds", gauge,
+		"seconds since the served collection started")
+	famLastTime = newFamily("infiniband_exporter_last_collect_timestamp_seconds", gauge,
+		"when the served collection started (Unix time)")
+	famSweepFailures = newFamily("infiniband_exporter_sweep_failures_total", counter,
+		"scheduled sweeps that could not reach the fabric since the exporter started")
+
+	famDuration = newFamily("infiniband_exporter_collector_duration_seconds", gauge,
+		"how long the served collection took", "collector")
+	famErrors = newFamily("infiniband_exporter_collect_errors", gauge,
+		"queries of the served collection that failed (SMPs, PerfMgt MADs)", "collector")
+	famPartial = newFamily("infiniband_exporter_collect_partial", gauge,
+		"1 when the served collection misses part of the fabric (failed queries, a check that could not run everywhere)")
+	famSMPs = newFamily("infiniband_exporter_collect_smps", gauge,
+		"SMPs the served collection sent (discovery and checks, retries included)")
+	famMADs = newFamily("infiniband_exporter_collect_mads", gauge,
+		"PerfMgt and SA MADs the served collection sent")
+	famNodes = newFamily("infiniband_exporter_nodes", gauge,
+		"nodes the served collection found, by type", "type")
+	famFinding = newFamily("infiniband_health_finding", gauge,
+		"findings of ibcheck's checks at one place (the value counts them)",
+		"check", "kind", "severity", "node", "guid", "port", "peer_guid", "peer_port")
+	famCheck = newFamily("infiniband_health_check_status", gauge,
+		"1 for the status each check of the served collection ended with", "check", "status")
+	famProblems = newFamily("infiniband_health_problems", gauge,
+		"findings of the served collection that are not info")
+	famSwitchInfo = newFamily("infiniband_switch_info", gauge,
+		"a switch of the fabric", "guid", "switch", "lid")
+	famHCAInfo = newFamily("infiniband_hca_info", gauge,
+		"a channel adapter of the fabric", "guid", "hca", "lid")
+
+	portFams = map[string]*portFamilies{
+		"switch": newPortFamilies("switch"),
+		"hca":    newPortFamilies("hca"),
+		"router": newPortFamilies("router"),
+	}
+)
+
+// portFamilies are the per-port families of one node kind, named
+// infiniband_<kind>_port_... and labelled guid and port, as treydock
+// names them (the node's name is on uplink_info and the info metric).
+type portFamilies struct {
+	state, phys, width, rate, rawRate, speedGbps, linkInfo, degraded, uplink *family
+	readFailed, ext64                                                        *family
+	errs                                                                     [pma.NumErrors]*family
+	xmitData, rcvData, xmitPkts, rcvPkts                                     *family
+	ucXmit, ucRcv, mcXmit, mcRcv, qp1                                        *family
+}
+
+func newPortFamilies(k string) *portFamilies {
+	p := "infiniband_" + k + "_port_"
+	nf := func(name, typ, help string, extra ...string) *family {
+		return newFamily(p+name, typ, help, append([]string{"guid", "port"}, extra...)...)
+	}
+	d := &portFamilies{}
+	for i, n := range counterNames {
+		d.errs[i] = nf(n, counter, "PerfMgt "+pma.ErrorNames[i]+" (64-bit from PortCountersExtended where the port has it)")
+	}
+	d.xmitData = nf("transmit_data_bytes_total", counter, "PerfMgt PortXmitData in bytes")
+	d.rcvData = nf("receive_data_bytes_total", counter, "PerfMgt PortRcvData in bytes")
+	d.xmitPkts = nf("transmit_packets_total", counter, "PerfMgt PortXmitPkts")
+	d.rcvPkts = nf("receive_packets_total", counter, "PerfMgt PortRcvPkts")
+	d.ucXmit = nf("unicast_transmit_packets_total", counter, "PerfMgt PortUnicastXmitPkts (PortCountersExtended only)")
+	d.ucRcv = nf("unicast_receive_packets_total", counter, "PerfMgt PortUnicastRcvPkts (PortCountersExtended only)")
+	d.mcXmit = nf("multicast_transmit_packets_total", counter, "PerfMgt PortMulticastXmitPkts (PortCountersExtended only)")
+	d.mcRcv = nf("multicast_receive_packets_total", counter, "PerfMgt PortMulticastRcvPkts (PortCountersExtended only)")
+	d.qp1 = nf("qp1_dropped_total", counter, "PerfMgt QP1Dropped")
+	d.ext64 = nf("counters_64bit", gauge, "1 when the port's counters were read from PortCountersExtended (64-bit)")
+	d.state = nf("state", gauge, "PortInfo PortState (1 Down, 2 Initialize, 3 Armed, 4 Active)")
+	d.phys = nf("physical_state", gauge, "PortInfo PortPhysicalState (2 Polling, 3 Disabled, 5 LinkUp, ...)")
+	d.width = nf("link_width_lanes", gauge, "active link width in lanes (1, 2, 4, 8, 12)")
+	d.speedGbps = nf("link_speed_gbps_per_lane", gauge, "active lane signalling speed in Gb/s (2.5 SDR .. 212.5 XDR)")
+	d.rate = nf("rate_bytes_per_second", gauge, "the link's data rate (width times lane speed, after encoding) in bytes per second")
+	d.rawRate = nf("raw_rate_bytes_per_second", gauge, "the link's signalling rate (width times lane speed, before encoding) in bytes per second")
+	if k == "hca" {
+		// treydock's names for a CA's (infiniband_hca_rate_bytes_per_second)
+		d.rate.name = "infiniband_hca_rate_bytes_per_second"
+		d.rawRate.name = "infiniband_hca_raw_rate_bytes_per_second"
+	}
+	d.linkInfo = nf("link_info", gauge, "the active width and speed as ibnetdiscover names them", "width", "speed")
+	d.degraded = nf("link_degraded", gauge, "1 when the link runs below the width or speed both ends support and enable")
+	d.readFailed = nf("counters_read_failed", gauge, "1 when the port's PerfMgt counters could not be read")
+	d.uplink = newFamily("infiniband_"+k+"_uplink_info", gauge, "the far end of the port's link",
+		"guid", "port", k, "uplink", "uplink_guid", "uplink_type", "uplink_port", "uplink_lid")
+	return d
+}
+
+// text writes samples in the text exposition format, a family's HELP and
+// TYPE before its first sample. A family's samples must be written
+// together (the format requires it).
+type text struct {
+	w   io.Writer
+	b   []byte
+	cur *family
+	err error
+}
+
+func newText(w io.Writer) *text { return &text{w: w, b: make([]byte, 0, 64<<10)} }
+
+// sample writes one sample of f with label values vals (in f.labels'
+// order).
+func (t *text) sample(f *family, v float64, vals ...string) {
+	if t.cur != f {
+		t.cur = f
+		t.b = append(t.b, "# HELP "...)
+		t.b = append(t.b, f.name...)
+		t.b = append(t.b, ' ')
+		t.b = appendEscaped(t.b, f.help, false)
+		t.b = append(t.b, "\n# TYPE "...)
+		t.b = append(t.b, f.name...)
+		t.b = append(t.b, ' ')
+		t.b = append(t.b, f.typ...)
+		t.b = append(t.b, '\n')
+	}
+	t.b = append(t.b, f.name...)
+	if len(f.order) > 0 {
+		t.b = append(t.b, '{')
+		for i, j := range f.order {
+			if i > 0 {
+				t.b = append(t.b, ',')
+			}
+			t.b = append(t.b, f.labels[j]...)
+			t.b = append(t.b, '=', '"')
+			t.b = appendEscaped(t.b, vals[j], true)
+			t.b = append(t.b, '"')
+		}
+		t.b = append(t.b, '}')
+	}
+	t.b = append(t.b, ' ')
+	t.b = appendFloat(t.b, v)
+	t.b = append(t.b, '\n')
+	if len(t.b) >= 60<<10 {
+		t.flush()
+	}
+}
+
+// single writes a family's only sample (no labels).
+func (t *text) single(f *family, v float64) { t.sample(f, v) }
+
+func (t *text) flush() error {
+	if t.err == nil && len(t.b) > 0 {
+		_, t.err = t.w.Write(t.b)
+	}
+	t.b = t.b[:0]
+	return t.err
+}
+
+// appendEscaped escapes a HELP text (backslash, newline) or a label value
+// (and double quote).
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, '\\', '\\')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '"' && quote:
+			b = append(b, '\\', '"')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendFloat formats v as expfmt does.
+func appendFloat(b []byte, v float64) []byte {
+	switch {
+	case v == 1:
+		return append(b, '1')
+	case v == 0:
+		return append(b, '0')
+	case v == -1:
+		return append(b, '-', '1')
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// portRow is what the per-port families of one port need, worked out
+// once.
+type portRow struct {
+	lv       [3]string // guid, port, node name
+	state    uint8
+	phys     uint8
+	down     bool
+	lanes    float64
+	rate     float64
+	gbps     float64
+	widthTok string
+	speedTok string
+	remote   bool
+	degraded bool
+	uplink   [5]string // name, guid, type, port, lid
+	s        *portcounters.Sample
+}
+
+// Write writes the metrics of one collection in the text exposition
+// format (without the exporter's own: up, stale, the result's age). A
+// node whose GUID and name repeat an earlier node's (a duplicate GUID,
+// which the ids check reports) is written once, the first.
+func Write(w io.Writer, c *Collection) error {
+	t := newText(w)
+	t.sample(famDuration, c.Duration.Seconds(), "ibcheck")
+	t.sample(famErrors, float64(c.Errors()), "ibcheck")
+	t.single(famPartial, b2f(c.Partial()))
+	var smps, mads int64
+	if c.Result != nil {
+		smps = c.Result.SMPs
+	}
+	if c.Health != nil {
+		smps += c.Health.SMPs
+		mads += c.Health.MADs
+	}
+	if c.Counters != nil && (c.Health == nil || c.Health.Counters != c.Counters) {
+		// read by Collect, not by the counters check (whose MADs the
+		// health report counts already)
+		mads += c.Counters.MADs
+	}
+	t.single(famSMPs, float64(smps))
+	t.single(famMADs, float64(mads))
+	if c.Result == nil || c.Result.Fabric == nil {
+		if c.Health != nil {
+			writeHealth(t, c.Health)
+		}
+		return t.flush()
+	}
+	name := c.Name
+	if name == nil {
+		name = func(n *model.Node) string { return n.Description() }
+	}
+	f := c.Result.Fabric
+	type nodeKey struct {
+		kind, name string
+		guid       uint64
+	}
+	seen := map[nodeKey]bool{}
+	var nodes []*model.Node
+	var names []string
+	counts := map[string]int{}
+	for _, n := range f.Nodes {
+		counts[kind(n)]++
+		nm := name(n)
+		k := nodeKey{kind(n), nm, n.GUID()}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		nodes, names = append(nodes, n), append(names, nm)
+	}
+	for _, k := range []string{"hca", "router", "switch"} {
+		t.sample(famNodes, float64(counts[k]), k)
+	}
+	info := func(fam *family, k string) {
+		for i, n := range nodes {
+			if kind(n) != k {
+				continue
+			}
+			lid := ""
+			if p := firstPort(n); p != nil {
+				lid = strconv.Itoa(int(p.BaseLID()))
+			}
+			t.sample(fam, 1, hexGUID(n.GUID()), names[i], lid)
+		}
+	}
+	degraded := map[*model.PhysPort]bool{}
+	for _, l := range pathav.CheckLinks(f, c.MaxOpVLs) {
+		for _, p := range l.Problems {
+			if p.Kind == pathav.Width || p.Kind == pathav.Speed {
+				degraded[l.A], degraded[l.B] = true, true
+			}
+		}
+	}
+	rows := map[string][]portRow{}
+	for i, n := range nodes {
+		k := kind(n)
+		g := hexGUID(n.GUID())
+		for _, pp := range n.Ports {
+			if pp == nil || !pp.HasInfo || (pp.Num == 0 && n.IsSwitch()) {
+				continue
+			}
+			pi := &pp.Info
+			r := portRow{lv: [3]string{g, strconv.Itoa(int(pp.Num)), names[i]},
+				state: pi.PortState, phys: pi.PortPhysicalState, down: pi.PortState == smp.PortStateDown}
+			if !r.down {
+				caps := pp.CapInfo()
+				r.lanes = float64(lanes(pi.LinkWidthActive))
+				r.rate = smp.RateGbps(smp.PortRate(pi, caps)) * 1e9 / 8
+				r.speedTok = smp.PortSpeedToken(pi, caps, pp.FDR10())
+				r.gbps = laneGbps(r.speedTok)
+				r.widthTok = smp.WidthToken(pi.LinkWidthActive)
+				if rp := pp.Remote; rp != nil {
+					r.remote, r.degraded = true, degraded[pp]
+					r.uplink = [5]string{name(rp.Node), hexGUID(rp.Node.GUID()), uplinkType(rp.Node),
+						strconv.Itoa(int(rp.Num)), strconv.Itoa(int(rp.BaseLID()))}
+				}
+				if c.Counters != nil {
+					r.s = c.Counters.Lookup(n, int(pp.Num))
+				}
+			}
+			rows[k] = append(rows[k], r)
+		}
+	}
+	// families in name order, as client_golang writes them
+	info(famHCAInfo, "hca")
+	writePorts(t, portFams["hca"], rows["hca"])
+	if c.Health != nil {
+		writeHealth(t, c.Health)
+	}
+	writePorts(t, portFams["router"], rows["router"])
+	info(famSwitchInfo, "switch")
+	writePorts(t, portFams["switch"], rows["switch"])
+	return t.flush()
+}
+
+// writePorts writes the per-port families of one node kind, a family at
+// a time.
+func writePorts(t *text, d *portFamilies, rows []portRow) {
+	each := func(fam *family, v func(r *portRow) (float64, bool)) {
+		for i := range rows {
+			r := &rows[i]
+			if x, ok := v(r); ok {
+				t.sample(fam, x, r.lv[0], r.lv[1])
+			}
+		}
+	}
+	up := func(v func(r *portRow) float64) func(r *portRow) (float64, bool) {
+		return func(r *portRow) (float64, bool) {
+			if r.down {
+				return 0, false
+			}
+			return v(r), true
+		}
+	}
+	// read is a counter of a port whose counters were read
+	read := func(v func(s *portcounters.Sample) (float64, bool)) func(r *portRow) (float64, bool) {
+		return func(r *portRow) (float64, bool) {
+			if r.s == nil || r.s.Err != nil {
+				return 0, false
+			}
+			return v(r.s)
+		}
+	}
+	each(d.state, func(r *portRow) (float64, bool) { return float64(r.state), true })
+	each(d.phys, func(r *portRow) (float64, bool) { return float64(r.phys), true })
+	each(d.width, up(func(r *portRow) float64 { return r.lanes }))
+	each(d.rate, up(func(r *portRow) float64 { return r.rate }))
+	each(d.rawRate, up(func(r *portRow) float64 { return r.lanes * r.gbps * 1e9 / 8 }))
+	each(d.speedGbps, up(func(r *portRow) float64 { return r.gbps }))
+	for i := range rows {
+		if r := &rows[i]; !r.down {
+			t.sample(d.linkInfo, 1, r.lv[0], r.lv[1], r.widthTok, r.speedTok)
+		}
+	}
+	each(d.degraded, func(r *portRow) (float64, bool) { return b2f(r.degraded), r.remote })
+	for i := range rows {
+		if r := &rows[i]; r.remote {
+			t.sample(d.uplink, 1, r.lv[0], r.lv[1], r.lv[2], r.uplink[0], r.uplink[1], r.uplink[2], r.uplink[3], r.uplink[4])
+		}
+	}
+	each(d.readFailed, func(r *portRow) (float64, bool) {
+		if r.s == nil {
+			return 0, false
+		}
+		return b2f(r.s.Err != nil), true
+	})
+	each(d.ext64, read(func(s *portcounters.Sample) (float64, bool) { return b2f(s.HasExt), true }))
+	for e := range d.errs {
+		each(d.errs[e], read(func(s *portcounters.Sample) (float64, bool) { return float64(s.Errors[e]), true }))
+	}
+	ext := func(v func(x *pma.PortCountersExtended) float64) func(r *portRow) (float64, bool) {
+		return read(func(s *portcounters.Sample) (float64, bool) { return v(&s.Ext), s.HasExt })
+	}
+	both := func(vx func(x *pma.PortCountersExtended) float64, v func(x *pma.PortCounters) float64) func(r *portRow) (float64, bool) {
+		return read(func(s *portcounters.Sample) (float64, bool) {
+			if s.HasExt {
+				return vx(&s.Ext), true
+			}
+			return v(&s.Counters), true
+		})
+	}
+	each(d.xmitData, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortXmitData) * 4 },
+		func(x *pma.PortCounters) float64 { return float64(x.PortXmitData) * 4 }))
+	each(d.rcvData, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortRcvData) * 4 },
+		func(x *pma.PortCounters) float64 { return float64(x.PortRcvData) * 4 }))
+	each(d.xmitPkts, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortXmitPkts) },
+		func(x *pma.PortCounters) float64 { return float64(x.PortXmitPkts) }))
+	each(d.rcvPkts, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortRcvPkts) },
+		func(x *pma.PortCounters) float64 { return float64(x.PortRcvPkts) }))
+	each(d.ucXmit, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortUnicastXmitPkts) }))
+	each(d.ucRcv, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortUnicastRcvPkts) }))
+	each(d.mcXmit, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortMulticastXmitPkts) }))
+	each(d.mcRcv, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortMulticastRcvPkts) }))
+	each(d.qp1, read(func(s *portcounters.Sample) (float64, bool) { return float64(s.Counters.QP1Dropped), true }))
+}
+
+// writeHealth writes the health report's findings (counted by place),
+// each check's status and the problem count.
+func writeHealth(t *text, r *health.Report) {
+	type key struct{ check, kind, sev, node, guid, port, pguid, pport string }
+	counts := map[key]int{}
+	var order []key
+	place := func(p health.Place) (string, string) {
+		port := ""
+		if p.Port >= 0 {
+			port = strconv.Itoa(p.Port)
+		}
+		return hexGUID(p.NodeGUID), port
+	}
+	for _, f := range r.Findings {
+		g, port := place(f.Place)
+		k := key{check: f.Check, kind: f.Kind, sev: f.Severity.String(), node: f.Place.Node, guid: g, port: port}
+		if f.Peer != nil {
+			k.pguid, k.pport = place(*f.Peer)
+		}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	for _, k := range order {
+		t.sample(famFinding, float64(counts[k]), k.check, k.kind, k.sev, k.node, k.guid, k.port, k.pguid, k.pport)
+	}
+	for _, c := range r.Checks {
+		t.sample(famCheck, 1, c.Name, string(c.Status))
+	}
+	t.single(famProblems, float64(r.Problems()))
+}

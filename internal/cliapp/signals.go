@@ -75,10 +75,15 @@ const gcPercent = 33
 type signals struct {
 	ch      chan os.Signal
 	cancel  context.CancelFunc
-	piped   atomic.Bool // SIGPIPE seen
+	piped   atomic.Bool // stdout or stderr found broken
 	stopped chan struct{}
 	wg      sync.WaitGroup
+	stdio   []*pipeWriter // stdout and stderr, checked on SIGPIPE
 }
+
+// sigpipeElsewhere is called (tests) when a SIGPIPE is let pass because
+// neither stdout nor stderr is broken.
+var sigpipeElsewhere = func() {}
 
 // hardExit ends the process on the second signal (a variable for tests).
 var hardExit = func() {
@@ -101,10 +106,11 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 	defer cancel()
 	s := &signals{ch: make(chan os.Signal, 4), cancel: cancel, stopped: make(chan struct{})}
 	signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGABRT)
-	s.wg.Add(1)
-	go s.loop()
 	out := &pipeWriter{w: stdout, s: s}
 	errOut := &pipeWriter{w: stderr, s: s, quiet: true}
+	s.stdio = []*pipeWriter{out, errOut}
+	s.wg.Add(1)
+	go s.loop()
 	stopWatch := out.watchReader()
 	code := run(ctx, out, errOut, args)
 	stopWatch()
@@ -128,7 +134,10 @@ func runWithSignals(run RunFunc, stdout, stderr io.Writer, args []string) int {
 
 // loop cancels the run on the first signal and exits on the second
 // (SIGPIPE never counts as a second: every write to the dead pipe
-// raises one).
+// raises one). A SIGPIPE stops the run only when stdout or stderr is the
+// broken pipe: one from another descriptor (a scraper gone from the
+// exporter's socket, a Graphviz child that died) is left to the write
+// that failed with EPIPE, which reports it.
 func (s *signals) loop() {
 	defer s.wg.Done()
 	cancelled := false
@@ -138,8 +147,12 @@ func (s *signals) loop() {
 			return
 		case sig := <-s.ch:
 			if sig == syscall.SIGPIPE {
-				s.brokenPipe()
-				cancelled = true
+				if s.stdioBroken() {
+					s.brokenPipe()
+					cancelled = true
+				} else {
+					sigpipeElsewhere()
+				}
 				continue
 			}
 			if sig == syscall.SIGABRT {
@@ -155,6 +168,24 @@ func (s *signals) loop() {
 			TestEvent("signal")
 		}
 	}
+}
+
+// stdioBroken reports whether stdout or stderr is a pipe or socket
+// whose reader has gone, recording which; where that cannot be told (not
+// a file, or no poll), it reports true, as every SIGPIPE was taken
+// before.
+func (s *signals) stdioBroken() bool {
+	found := false
+	for _, p := range s.stdio {
+		switch f := p.File(); {
+		case f == nil:
+			continue
+		case readerGone(f):
+			p.broken.Store(f)
+			found = true
+		}
+	}
+	return found || !canTellReaderGone
 }
 
 // brokenPipe records that stdout or stderr is a pipe nobody reads any

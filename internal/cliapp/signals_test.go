@@ -96,6 +96,47 @@ func TestBrokenPipe(t *testing.T) {
 	}
 }
 
+// TestSIGPIPEElsewhere: EPIPE on a descriptor that is neither stdout nor
+// stderr (a scraper gone from a socket, a child's stdin) fails that write
+// and nothing else: the run goes on and ends with its own status.
+func TestSIGPIPEElsewhere(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	defer outW.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	passed := make(chan struct{}, 8)
+	defer func(f func()) { sigpipeElsewhere = f }(sigpipeElsewhere)
+	sigpipeElsewhere = func() { passed <- struct{}{} }
+	code := runWithSignals(func(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+		if _, err := w.Write([]byte("x")); !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("write into a closed pipe: %v", err)
+		}
+		select {
+		case <-passed:
+		case <-time.After(20 * time.Second):
+			t.Error("the SIGPIPE never reached the signal loop")
+		}
+		if ctx.Err() != nil {
+			t.Error("a SIGPIPE from another descriptor cancelled the run")
+		}
+		if _, err := stdout.Write([]byte("still here\n")); err != nil {
+			t.Errorf("stdout: %v", err)
+		}
+		return 4
+	}, outW, io.Discard, []string{"tool"})
+	if code != 4 {
+		t.Errorf("exit %d, want the run's own 4", code)
+	}
+}
+
 // SIGABRT releases the ibsim slot (abortExit) at once, without waiting
 // for the run and without counting as a first signal.
 func TestAbortSignalReleases(t *testing.T) {

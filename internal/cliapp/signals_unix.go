@@ -57,3 +57,19 @@ func (p *pipeWriter) watchReader() (stop func()) {
 		<-done
 	}
 }
+
+// canTellReaderGone: readerGone can tell.
+const canTellReaderGone = true
+
+// readerGone reports whether f is the write end of a pipe, FIFO or socket
+// whose reader has gone (poll reports POLLERR or POLLHUP at once).
+func readerGone(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLOUT}}
+	for {
+		_, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
+	}
+}

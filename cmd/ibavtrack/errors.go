@@ -277,8 +277,11 @@ func errorsCmd(c *cli.Context, suppressed []string, stdout, stderr io.Writer) er
 		ClearErrors: c.Bool("clear-errors"), ClearCounts: c.Bool("clear-counts"), Types: types,
 		// --counters reads every port on its own (no AllPortSelect sum)
 		PerPort: c.Bool("counters"),
-		Details: c.Bool("details") && !c.Bool("counters"),
-		Node:    only, Port: onlyPort,
+		// the text report prints only the ports beyond a threshold (and
+		// the failures); --json and --counters print every port
+		OverOnly: !c.Bool("json") && !c.Bool("counters"),
+		Details:  c.Bool("details") && !c.Bool("counters"),
+		Node:     only, Port: onlyPort,
 	}
 	rep, rerr := portcounters.Read(c.Context, cfg, s.res.Fabric)
 	if rerr != nil && c.Context.Err() != nil {

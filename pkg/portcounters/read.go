@@ -40,6 +40,12 @@ type Config struct {
 	// PerPort reads every port on its own even where a switch could sum
 	// them with AllPortSelect (what links and watch need).
 	PerPort bool
+	// OverOnly keeps in the report only the samples ibqueryerrors'
+	// default output prints (with or without --data, -r, --details):
+	// those beyond a threshold and those whose query failed. Every port
+	// read is still counted (PortsChecked, Summary); JSON, Lookup and
+	// --counters need every sample and must leave it off.
+	OverOnly bool
 	// Details reads, for a port whose PortRcvErrors or PortXmitDiscards
 	// exceeds its threshold, PortRcvErrorDetails or PortXmitDiscardDetails
 	// (ibqueryerrors --details).
@@ -334,7 +340,10 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 	}
 	if allPorts {
 		s, err := r.sample(ctx, n, nr, int(pma.AllPorts))
-		nr.All = &s
+		if r.keep(&s) {
+			all := s // (s itself stays on the stack)
+			nr.All = &all
+		}
 		if err != nil {
 			return err
 		}
@@ -348,7 +357,9 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 			continue
 		}
 		s, err := r.sample(ctx, n, nr, p)
-		nr.Ports = append(nr.Ports, s)
+		if r.keep(&s) {
+			nr.Ports = append(nr.Ports, s)
+		}
 		nr.PortsChecked++
 		if err != nil {
 			return err
@@ -363,6 +374,11 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		return r.clear(ctx, n, nr, int(pma.AllPorts))
 	}
 	return nil
+}
+
+// keep reports whether s stays in the report (Config.OverOnly).
+func (r *reader) keep(s *Sample) bool {
+	return !r.cfg.OverOnly || s.Over || s.Err != nil
 }
 
 // onlyPort reports whether port p of n is read under Config.Port.

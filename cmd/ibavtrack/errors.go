@@ -26,10 +26,11 @@ import (
 
 // errorsOutstanding bounds the MADs errors has in flight (discovery and
 // PerfMgt reads) when -o is not given. Each one in flight costs a
-// goroutine and its buffers: through ibsim, on the 2,144-node tree, 16
-// instead of 64 cut 1.0 MB of peak RSS at the same wall time, still 8
-// times ibqueryerrors' window (libibnetdisc's 2, its reads one by one).
-const errorsOutstanding = 16
+// goroutine and its buffers: through ibsim, on the 2,144-node tree, 32
+// instead of 64 cut 0.8 MB of peak RSS (16: 0.9 MB, but 1.3 times the wall
+// time at load 26); still 16 times ibqueryerrors' window (libibnetdisc's
+// 2, its PerfMgt reads one at a time).
+const errorsOutstanding = 32
 
 // errorsWindow is the most MADs errors has in flight: -o when given
 // (set), else at most errorsOutstanding.

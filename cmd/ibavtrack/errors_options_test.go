@@ -247,7 +247,7 @@ func TestErrorsWindow(t *testing.T) {
 		set     bool
 		o, want int
 	}{
-		{false, 1024, 16}, // the default -o
+		{false, 1024, 32}, // the default -o
 		{false, 8, 8},
 		{true, 64, 64},
 		{true, 1024, 1024},

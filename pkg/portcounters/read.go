@@ -129,7 +129,7 @@ type Sample struct {
 // NodeReport is one node's counters, as ibqueryerrors walks them.
 type NodeReport struct {
 	Node   *model.Node
-	Cap    pma.ClassPortInfo
+	Cap    Caps
 	CapErr *QueryError
 	// All is the AllPortSelect sum of a switch that supports it (nil
 	// otherwise, or with Config.PerPort).
@@ -144,6 +144,16 @@ type NodeReport struct {
 	Cleared  bool
 	ClearErr *QueryError
 }
+
+// Caps is what the read keeps of a node's ClassPortInfo: its capability
+// masks (the whole attribute is 88 bytes more in every NodeReport).
+type Caps struct {
+	CapabilityMask  uint16
+	CapabilityMask2 uint32
+}
+
+// Has reports whether the capability mask has every bit of bits.
+func (c Caps) Has(bits uint16) bool { return c.CapabilityMask&bits == bits }
 
 // Bad reports whether a port of the node (or its sum) exceeds a threshold.
 func (n *NodeReport) Bad() bool {
@@ -210,7 +220,7 @@ func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
 	}
 	mads := r.q.SMPs()
 	// ibqueryerrors' order: the reverse of libibnetdisc's.
-	var nodes []*model.Node
+	nodes := make([]*model.Node, 0, len(f.Nodes))
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
 		if cfg.wants(f.Nodes[i]) {
 			nodes = append(nodes, f.Nodes[i])
@@ -331,7 +341,9 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 			return err
 		}
 	} else {
-		nr.Cap.UnmarshalBinary(data[:])
+		var cpi pma.ClassPortInfo
+		cpi.UnmarshalBinary(data[:])
+		nr.Cap = Caps{CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
 	}
 	allPorts := nr.CapErr == nil && nr.Cap.Has(pma.CapAllPortSelect) && !r.cfg.PerPort
 	start := 1

@@ -10,8 +10,10 @@
 // ANSI escape sequence, a control character, invalid UTF-8 and any
 // non-ASCII character (a wide East Asian or a combining one included) are
 // shown as escapes of one column each, and the table never depends on a
-// terminal's width tables or on the environment (tablewriter's East Asian
-// detection from LC_ALL, LC_CTYPE, LANG and RUNEWIDTH_EASTASIAN). The
+// terminal's width tables or on the environment (tablewriter guessed East
+// Asian widths from LC_ALL, LC_CTYPE, LANG, RUNEWIDTH_EASTASIAN and the
+// terminal's TERM and TERM_PROGRAM, and expanded tabs to a width it
+// detected). The
 // NodeDescriptions we print are printable ASCII already (smp.NodeDescription
 // turns other bytes into spaces); node-name-map names may not be.
 //

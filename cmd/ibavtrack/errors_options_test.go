@@ -241,3 +241,22 @@ func TestCompatErrorsReportPort(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsWindow: without -o, errors has at most errorsOutstanding MADs
+// in flight (discovery and reads); -o is taken as given.
+func TestErrorsWindow(t *testing.T) {
+	for _, tc := range []struct {
+		set     bool
+		o, want int
+	}{
+		{false, 1024, 32}, // the default -o
+		{false, 8, 8},
+		{true, 64, 64},
+		{true, 1024, 1024},
+		{true, 4, 4},
+	} {
+		if got := errorsWindow(tc.set, tc.o); got != tc.want {
+			t.Errorf("errorsWindow(%v, %d) = %d, want %d", tc.set, tc.o, got, tc.want)
+		}
+	}
+}

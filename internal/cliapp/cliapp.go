@@ -218,7 +218,7 @@ func namesOnce(cmd *cli.Command) {
 	}
 	for i, f := range cmd.Flags {
 		if _, done := f.(namedFlag); !done {
-			cmd.Flags[i] = namedFlag{Flag: f, names: f.Names()}
+			cmd.Flags[i] = namedFlag{Flag: f, names: flagNamesOf(f)}
 		}
 	}
 }
@@ -230,6 +230,42 @@ type namedFlag struct {
 }
 
 func (f namedFlag) Names() []string { return f.names }
+
+// flagNamesOf returns f.Names() without urfave/cli's regular expression
+// for the flag types the suite uses (Reorder alone asked for the names of
+// every command's flags: 0.17 MB of garbage in every run). A name with a
+// comma or a space, which the expression cuts, goes through f.Names().
+func flagNamesOf(f cli.Flag) []string {
+	var name string
+	var aliases []string
+	switch f := f.(type) {
+	case namedFlag:
+		return f.names
+	case *cli.BoolFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.StringFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.IntFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.GenericFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.DurationFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.StringSliceFlag:
+		name, aliases = f.Name, f.Aliases
+	default:
+		return f.Names()
+	}
+	out := make([]string, 0, 1+len(aliases))
+	out = append(out, name)
+	out = append(out, aliases...)
+	for _, n := range out {
+		if strings.ContainsAny(n, ", ") {
+			return f.Names()
+		}
+	}
+	return out
+}
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -316,7 +352,7 @@ func Reorder(app *cli.App, args []string) ([]string, error) {
 func flagNames(flags []cli.Flag) map[string]bool {
 	m := make(map[string]bool)
 	for _, f := range flags {
-		for _, n := range f.Names() {
+		for _, n := range flagNamesOf(f) {
 			m[n] = true
 		}
 	}
@@ -429,7 +465,7 @@ func valueFlags(flags []cli.Flag) map[string]bool {
 		if !ok || !tv.TakesValue() {
 			continue
 		}
-		for _, n := range f.Names() {
+		for _, n := range flagNamesOf(f) {
 			m[n] = true
 		}
 	}

@@ -152,3 +152,28 @@ func TestColorFlag(t *testing.T) {
 		t.Errorf("--color=yes: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestFlagNamesOf checks that flagNamesOf gives what urfave/cli's Names
+// gives, with one allocation (Names runs a regular expression per name).
+func TestFlagNamesOf(t *testing.T) {
+	for _, f := range []cli.Flag{
+		&cli.BoolFlag{Name: "check"},
+		&cli.StringFlag{Name: "ca", Aliases: []string{"C", "device"}},
+		&cli.IntFlag{Name: "outstanding", Aliases: []string{"o", "max-smps"}},
+		&cli.GenericFlag{Name: "g"},
+		&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}},
+		&cli.StringSliceFlag{Name: "s"},
+		&cli.Int64Flag{Name: "other-type", Aliases: []string{"x"}},
+		&cli.StringFlag{Name: "v1, form", Aliases: []string{"a b"}},
+		namedFlag{Flag: &cli.BoolFlag{Name: "n"}, names: []string{"n"}},
+	} {
+		got, want := flagNamesOf(f), f.Names()
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("flagNamesOf(%v) = %q, Names() = %q", f, got, want)
+		}
+	}
+	f := &cli.StringFlag{Name: "threshold-file", Aliases: []string{"T"}}
+	if n := testing.AllocsPerRun(10, func() { flagNamesOf(f) }); n > 1 {
+		t.Errorf("flagNamesOf: %v allocations, want 1", n)
+	}
+}

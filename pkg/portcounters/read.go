@@ -40,6 +40,12 @@ type Config struct {
 	// PerPort reads every port on its own even where a switch could sum
 	// them with AllPortSelect (what links and watch need).
 	PerPort bool
+	// OverOnly keeps in the report only the samples ibqueryerrors'
+	// default output prints (with or without --data, -r, --details):
+	// those beyond a threshold and those whose query failed. Every port
+	// read is still counted (PortsChecked, Summary); JSON, Lookup and
+	// --counters need every sample and must leave it off.
+	OverOnly bool
 	// Details reads, for a port whose PortRcvErrors or PortXmitDiscards
 	// exceeds its threshold, PortRcvErrorDetails or PortXmitDiscardDetails
 	// (ibqueryerrors --details).
@@ -123,7 +129,7 @@ type Sample struct {
 // NodeReport is one node's counters, as ibqueryerrors walks them.
 type NodeReport struct {
 	Node   *model.Node
-	Cap    pma.ClassPortInfo
+	Cap    Caps
 	CapErr *QueryError
 	// All is the AllPortSelect sum of a switch that supports it (nil
 	// otherwise, or with Config.PerPort).
@@ -138,6 +144,16 @@ type NodeReport struct {
 	Cleared  bool
 	ClearErr *QueryError
 }
+
+// Caps is what the read keeps of a node's ClassPortInfo: its capability
+// masks (the whole attribute is 88 bytes more in every NodeReport).
+type Caps struct {
+	CapabilityMask  uint16
+	CapabilityMask2 uint32
+}
+
+// Has reports whether the capability mask has every bit of bits.
+func (c Caps) Has(bits uint16) bool { return c.CapabilityMask&bits == bits }
 
 // Bad reports whether a port of the node (or its sum) exceeds a threshold.
 func (n *NodeReport) Bad() bool {
@@ -204,7 +220,7 @@ func Read(ctx context.Context, cfg Config, f *model.Fabric) (*Report, error) {
 	}
 	mads := r.q.SMPs()
 	// ibqueryerrors' order: the reverse of libibnetdisc's.
-	var nodes []*model.Node
+	nodes := make([]*model.Node, 0, len(f.Nodes))
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
 		if cfg.wants(f.Nodes[i]) {
 			nodes = append(nodes, f.Nodes[i])
@@ -325,7 +341,9 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 			return err
 		}
 	} else {
-		nr.Cap.UnmarshalBinary(data[:])
+		var cpi pma.ClassPortInfo
+		cpi.UnmarshalBinary(data[:])
+		nr.Cap = Caps{CapabilityMask: cpi.CapabilityMask, CapabilityMask2: cpi.CapabilityMask2}
 	}
 	allPorts := nr.CapErr == nil && nr.Cap.Has(pma.CapAllPortSelect) && !r.cfg.PerPort
 	start := 1
@@ -334,7 +352,10 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 	}
 	if allPorts {
 		s, err := r.sample(ctx, n, nr, int(pma.AllPorts))
-		nr.All = &s
+		if r.keep(&s) {
+			all := s // (s itself stays on the stack)
+			nr.All = &all
+		}
 		if err != nil {
 			return err
 		}
@@ -348,7 +369,9 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 			continue
 		}
 		s, err := r.sample(ctx, n, nr, p)
-		nr.Ports = append(nr.Ports, s)
+		if r.keep(&s) {
+			nr.Ports = append(nr.Ports, s)
+		}
 		nr.PortsChecked++
 		if err != nil {
 			return err
@@ -363,6 +386,11 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		return r.clear(ctx, n, nr, int(pma.AllPorts))
 	}
 	return nil
+}
+
+// keep reports whether s stays in the report (Config.OverOnly).
+func (r *reader) keep(s *Sample) bool {
+	return !r.cfg.OverOnly || s.Over || s.Err != nil
 }
 
 // onlyPort reports whether port p of n is read under Config.Port.

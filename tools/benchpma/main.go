@@ -108,17 +108,18 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	fmt.Fprintf(out, "machine: %s/%s, %d CPUs; %d runs each, alternating; medians\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runs)
 	fmt.Fprintf(out, "%-36s %10s %12s\n", "configuration", "wall (s)", "peak RSS")
 	medWall := make([]time.Duration, len(confs))
+	medRSS := make([]int64, len(confs))
 	for i, c := range confs {
 		var wall []time.Duration
 		var rss []int64
 		for _, s := range samples[i] {
 			wall, rss = append(wall, s.Wall), append(rss, s.RSSKiB)
 		}
-		medWall[i] = benchproc.Median(wall)
-		fmt.Fprintf(out, "%-36s %10.3f %9d KiB\n", c.name, medWall[i].Seconds(), benchproc.Median(rss))
+		medWall[i], medRSS[i] = benchproc.Median(wall), benchproc.Median(rss)
+		fmt.Fprintf(out, "%-36s %10.3f %9d KiB\n", c.name, medWall[i].Seconds(), medRSS[i])
 	}
-	fmt.Fprintf(out, "\nibavtrack errors / ibqueryerrors: wall %.2fx; reports identical: %v (%d port lines)\n",
-		medWall[1].Seconds()/medWall[0].Seconds(), same, bytes.Count(samples[1][0].Stdout, []byte("   GUID ")))
+	fmt.Fprintf(out, "\nibavtrack errors / ibqueryerrors: wall %.2fx, peak RSS %.2fx; reports identical: %v (%d port lines)\n",
+		medWall[1].Seconds()/medWall[0].Seconds(), float64(medRSS[1])/float64(medRSS[0]), same, bytes.Count(samples[1][0].Stdout, []byte("   GUID ")))
 	if !same {
 		return fmt.Errorf("the reports differ:\n--- ibqueryerrors\n%s--- ibavtrack errors\n%s", samples[0][0].Stdout, samples[1][0].Stdout)
 	}

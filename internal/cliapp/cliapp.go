@@ -399,6 +399,15 @@ func reorder(flags []cli.Flag, args []string) ([]string, error) {
 // getopt gives them. Flags used under one name are left as typed.
 func oneForm(flags []cli.Flag, takes map[string]bool, args []string) map[string]string {
 	var first map[string]string // name -> first name used of its flag
+	var multi [][]string        // the names of each flag that has several
+	for _, f := range flags {
+		if names := flagNamesOf(f); len(names) > 1 {
+			multi = append(multi, names)
+		}
+	}
+	if len(multi) == 0 {
+		return nil
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -411,9 +420,8 @@ func oneForm(flags []cli.Flag, takes map[string]bool, args []string) map[string]
 		if takes[n] && !strings.Contains(a, "=") {
 			i++ // its value
 		}
-		for _, f := range flags {
-			names := f.Names()
-			if len(names) < 2 || !slices.Contains(names, n) {
+		for _, names := range multi {
+			if !slices.Contains(names, n) {
 				continue
 			}
 			if first == nil {
@@ -426,11 +434,7 @@ func oneForm(flags []cli.Flag, takes map[string]bool, args []string) map[string]
 		}
 	}
 	var rename map[string]string
-	for _, f := range flags {
-		names := f.Names()
-		if len(names) < 2 {
-			continue
-		}
+	for _, names := range multi {
 		to, used := first[names[0]]
 		if !used {
 			continue

@@ -6,9 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -45,7 +46,7 @@ type Client struct {
 	node string
 
 	ctlMu   sync.Mutex // serialises control requests
-	ctl     net.Conn
+	ctl     *os.File
 	live    bool // we hold slot: ctl requests are allowed
 	issmSet bool
 	// released is set by whoever writes DISCONNECT (Close or Abort): a
@@ -68,7 +69,7 @@ type Client struct {
 
 	window int // Limits().Window
 	// Requests are written to the data socket's descriptor directly, not
-	// through the net.Conn, whose write lock makes concurrent writers
+	// through the *os.File, whose write lock makes concurrent writers
 	// queue (a goroutine hand-off each time two meet). wmu, held shared
 	// by writers and exclusively by Close around closing the socket,
 	// keeps the descriptor from being closed (and its number reused)
@@ -76,7 +77,7 @@ type Client struct {
 	wmu     sync.RWMutex
 	dataFD  int      // -1 until Dial is done
 	wdone   bool     // the data socket is closed (under wmu)
-	data    net.Conn // connected to ibsim's :out<slot>
+	data    *os.File // connected to ibsim's :out<slot>
 	dataRaw syscall.RawConn
 	tid     atomic.Uint32
 	mu      sync.Mutex
@@ -242,7 +243,7 @@ func newClient(cfg Config) *Client {
 		dataFD:     -1,
 	}
 	if cfg.Inet() {
-		c.src = "ibsim " + net.JoinHostPort(cfg.ServerName, strconv.Itoa(int(cfg.ServerPort)))
+		c.src = "ibsim " + cfg.ServerName + ":" + strconv.Itoa(int(cfg.ServerPort))
 	} else {
 		c.src = "ibsim " + cfg.SockName
 	}
@@ -285,7 +286,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		c.ctl.Close()
 		return nil, c.opErr("dial", err)
 	}
-	if c.dataRaw, err = c.data.(syscall.Conn).SyscallConn(); err != nil {
+	if c.dataRaw, err = c.data.SyscallConn(); err != nil {
 		c.ctl.Close()
 		c.data.Close()
 		return nil, c.opErr("dial", err)
@@ -489,26 +490,48 @@ func (c *Client) openSockets(ctx context.Context) (ctlFD, dataFD int, err error)
 	}
 }
 
-// serverIP resolves cfg.ServerName to an IPv4 address.
+// serverIP resolves cfg.ServerName to an IPv4 address: a dotted address,
+// or a name /etc/hosts gives one (libumad2sim also asks DNS; this client
+// does not, so that no tool links the resolver for it).
 func (c *Client) serverIP(ctx context.Context) ([4]byte, error) {
-	var out [4]byte
-	if ip := net.ParseIP(c.cfg.ServerName).To4(); ip != nil {
-		copy(out[:], ip)
-		return out, nil
+	if a, err := netip.ParseAddr(c.cfg.ServerName); err == nil && a.Unmap().Is4() {
+		return a.Unmap().As4(), nil
 	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	ips, err := net.DefaultResolver.LookupIP(rctx, "ip4", c.cfg.ServerName)
+	if a, ok := hostsIPv4(hostsFile, c.cfg.ServerName); ok {
+		return a, nil
+	}
+	return [4]byte{}, fmt.Errorf("ibsim: IBSIM_SERVER_NAME %q is neither an IPv4 address nor a name %s gives one (DNS is not asked)", c.cfg.ServerName, hostsFile)
+}
+
+// hostsFile is the hosts table serverIP reads (a variable for tests).
+var hostsFile = "/etc/hosts"
+
+// hostsIPv4 returns the first IPv4 address the hosts table at path gives
+// name (names compared without case, as the resolver does).
+func hostsIPv4(path, name string) ([4]byte, bool) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return out, err
+		return [4]byte{}, false
 	}
-	for _, ip := range ips {
-		if ip4 := ip.To4(); ip4 != nil {
-			copy(out[:], ip4)
-			return out, nil
+	for line := range strings.Lines(string(b)) {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		a, err := netip.ParseAddr(f[0])
+		if err != nil || !a.Unmap().Is4() {
+			continue
+		}
+		for _, n := range f[1:] {
+			if strings.EqualFold(n, name) {
+				return a.Unmap().As4(), true
+			}
 		}
 	}
-	return out, fmt.Errorf("ibsim: no IPv4 address for %q", c.cfg.ServerName)
+	return [4]byte{}, false
 }
 
 // outAddr is ibsim's data socket for our slot.
@@ -537,11 +560,18 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// fdConn wraps a socket fd into a net.Conn (the fd is consumed).
-func fdConn(fd int, name string) (net.Conn, error) {
+// fdConn wraps a non-blocking socket fd into a file the runtime's poller
+// serves, with deadlines, as a net.Conn would be (the fd is consumed).
+func fdConn(fd int, name string) (*os.File, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("ibsim: %s: %w", name, err)
+	}
 	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	return net.FileConn(f)
+	if f == nil {
+		return nil, fmt.Errorf("ibsim: %s: bad descriptor %d", name, fd)
+	}
+	return f, nil
 }
 
 // connect sends CONNECT and records the slot and the attached node. When
@@ -792,7 +822,7 @@ func (c *Client) ctlExchange(ctx context.Context, t CtlType, slot uint32, payloa
 // takeReply reads the control replies already queued, without waiting,
 // and returns the first of type t or ERROR.
 func (c *Client) takeReply(t CtlType) (Ctl, bool) {
-	rc, err := c.ctl.(syscall.Conn).SyscallConn()
+	rc, err := c.ctl.SyscallConn()
 	if err != nil {
 		return Ctl{}, false
 	}

@@ -5,7 +5,6 @@ package ibsim
 import (
 	"errors"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -88,7 +87,7 @@ func (c *Client) handOff() {
 // flags, a Read of ours still in flight on ctl would then block in the
 // kernel past every deadline (seen: Dial stuck for minutes when Abort
 // handed off a CONNECT to a stopped ibsim).
-func spawnLingerer(ctl, data net.Conn) (*os.Process, error) {
+func spawnLingerer(ctl, data *os.File) (*os.Process, error) {
 	cfd, err := dupConn(ctl)
 	if err != nil {
 		return nil, err
@@ -123,12 +122,8 @@ func spawnLingerer(ctl, data net.Conn) (*os.Process, error) {
 
 // dupConn returns a close-on-exec duplicate of c's descriptor, leaving
 // its flags (non-blocking) as they are.
-func dupConn(c net.Conn) (int, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return -1, errors.New("ibsim: sockets without descriptors")
-	}
-	rc, err := sc.SyscallConn()
+func dupConn(c *os.File) (int, error) {
+	rc, err := c.SyscallConn()
 	if err != nil {
 		return -1, err
 	}
@@ -190,7 +185,7 @@ func dropReadOnlyPages() {
 // linger waits for ibsim's answer to the CONNECT sent on ctl, for as long
 // as ibsim lives (checked every probe), then releases the slot it got.
 // data (our :in<id> socket) stays open until then.
-func linger(ctl net.Conn, data io.Closer, probe time.Duration) {
+func linger(ctl *os.File, data io.Closer, probe time.Duration) {
 	defer data.Close()
 	defer ctl.Close()
 	var buf [CtlSize + 16]byte

@@ -4,9 +4,7 @@ package ibsim
 
 import (
 	"errors"
-	"net"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,7 +17,7 @@ import (
 // socket in blocking mode; a Dial whose CONNECT Abort handed off then
 // blocked in read(2) for as long as ibsim was stopped.)
 func TestHandOffKeepsNonblocking(t *testing.T) {
-	var conns [2]net.Conn
+	var conns [2]*os.File
 	for i := range conns {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 		if err != nil {
@@ -36,7 +34,7 @@ func TestHandOffKeepsNonblocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { p.Kill(); p.Wait() }()
-	rc, err := conns[0].(syscall.Conn).SyscallConn()
+	rc, err := conns[0].SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}

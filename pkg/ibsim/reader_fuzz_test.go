@@ -5,7 +5,6 @@ package ibsim
 import (
 	"bytes"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func readerClient(t testing.TB) (c *Client, peer *os.File) {
 	if c.data, err = fdConn(fds[0], "fuzz-data"); err != nil {
 		t.Fatal(err)
 	}
-	if c.dataRaw, err = c.data.(syscall.Conn).SyscallConn(); err != nil {
+	if c.dataRaw, err = c.data.SyscallConn(); err != nil {
 		t.Fatal(err)
 	}
 	go c.reader()

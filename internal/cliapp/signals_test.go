@@ -181,3 +181,26 @@ func TestReaderGoneStopsRun(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, StatusBrokenPipe)
 	}
 }
+
+// TestLocalIBSim: a run is given one processor only when its command line
+// asks for an ibsim on this machine.
+func TestLocalIBSim(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		server string
+		want   bool
+	}{
+		{[]string{"--ibsim"}, "", true},
+		{[]string{"errors", "-ibsim", "-o", "16"}, "", true},
+		{[]string{"--ibsim-sockname=ibt1", "links"}, "", true},
+		{[]string{"--ibsim"}, "10.0.0.1", false},
+		{[]string{"--sim", "demo.net"}, "", false},
+		{[]string{"--", "--ibsim"}, "", false},
+		{[]string{"--ibsimx"}, "", false},
+		{nil, "", false},
+	} {
+		if got := localIBSim(tt.args, tt.server); got != tt.want {
+			t.Errorf("localIBSim(%q, %q) = %v, want %v", tt.args, tt.server, got, tt.want)
+		}
+	}
+}

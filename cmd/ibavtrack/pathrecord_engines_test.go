@@ -221,25 +221,11 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 		}
 		return v
 	}
-	// One sweep answers every pair (pathOn); a rotating sixteenth of the
-	// pairs (at least one) runs the whole command instead, its own
-	// sweep included, so the command line is compared as well. A full
-	// command per pair is a sweep per pair: 45 ms of CPU under -race
-	// against 1 ms, and about three quarters of the package's time.
-	sess := pathSession(t, base...)
-	const cliEvery = 16
-	rot := int(crc32.ChecksumIEEE([]byte(fmt.Sprint(file, engine, lmc)))) % cliEvery
-	pairs, bad, sls, cliRuns := 0, 0, map[uint8]int{}, 0
-	for k, p := range todo {
+	pr := newPathRunner(t, fmt.Sprint(file, engine, lmc), len(todo), base...)
+	pairs, bad, sls := 0, 0, map[uint8]int{}
+	for _, p := range todo {
 		a, b := p.a, p.b
-		var stdout, stderr []byte
-		var code int
-		if k%cliEvery == rot%min(cliEvery, len(todo)) {
-			stdout, stderr, code = runTool(t, append([]string{"path", "--json", "--check"}, append(base, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
-			cliRuns++
-		} else {
-			stdout, stderr, code = pathOn(sess, strconv.Itoa(int(a)), strconv.Itoa(int(b)))
-		}
+		stdout, stderr, code := pr.path(a, b)
 		var d doc
 		// Exit 4 with problems is a finding, reported below with its
 		// hop; any other failure stops here.
@@ -316,10 +302,7 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 		sls[pr.SL]++
 		pairs++
 	}
-	t.Logf("%s %s lmc %d: %d CAs, %d LID pairs (%d by a whole command), SLs %v, %v", filepath.Base(file), engine, lmc, len(cas), pairs, cliRuns, sls, time.Since(t0).Round(time.Millisecond))
-	if cliRuns == 0 {
-		t.Errorf("no pair was compared through the whole command")
-	}
+	t.Logf("%s %s lmc %d: %d CAs, %d LID pairs (%d by a whole command), SLs %v, %v", filepath.Base(file), engine, lmc, len(cas), pairs, pr.commands, sls, time.Since(t0).Round(time.Millisecond))
 	// On the torus's rings every SL-assigning engine needs more than one
 	// lane (sssp balances paths but hands out SL 0; lash may fit a fat
 	// tree or a small irregular graph in one layer).
@@ -336,6 +319,53 @@ func bytesJoin(m [][]byte) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// pathRunner answers `ibavtrack path --json --check SRC DST` for the
+// pairs of one fabric, as many as the test compares. One sweep
+// (pathSession) answers them (pathOn), except a rotating sixteenth of
+// them (at least one), which run the whole command, its own sweep
+// included, so that the command line is compared as well. A whole
+// command per pair is a sweep per pair: 45 ms of CPU under -race
+// against 1 ms, and it was about three quarters of the package's time.
+type pathRunner struct {
+	t        *testing.T
+	base     []string
+	sess     *session
+	rot, k   int
+	commands int // pairs answered by the whole command
+}
+
+// pathCommandEvery: one pair in this many runs the whole command.
+const pathCommandEvery = 16
+
+// newPathRunner returns a pathRunner for the fabric flags base; label
+// (the configuration) picks which pairs run the whole command, total is
+// the number of pairs the test will ask for. The test fails at its end
+// when none did.
+func newPathRunner(t *testing.T, label string, total int, base ...string) *pathRunner {
+	t.Helper()
+	r := &pathRunner{t: t, base: base, sess: pathSession(t, base...)}
+	r.rot = int(crc32.ChecksumIEEE([]byte(label)) % uint32(min(pathCommandEvery, max(total, 1))))
+	t.Cleanup(func() {
+		if r.commands == 0 && !t.Failed() {
+			t.Errorf("no pair of %s was compared through the whole command", label)
+		}
+	})
+	return r
+}
+
+// path answers `ibavtrack path --json --check a b`: stdout, stderr and
+// the exit status.
+func (r *pathRunner) path(a, b uint16) ([]byte, []byte, int) {
+	k := r.k
+	r.k++
+	src, dst := strconv.Itoa(int(a)), strconv.Itoa(int(b))
+	if k%pathCommandEvery == r.rot {
+		r.commands++
+		return runTool(r.t, append([]string{"path", "--json", "--check"}, append(r.base, src, dst)...)...)
+	}
+	return pathOn(r.sess, src, dst)
 }
 
 // pathSession runs `ibavtrack path` with args (the fabric flags, parsed

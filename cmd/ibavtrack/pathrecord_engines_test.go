@@ -221,7 +221,7 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 		}
 		return v
 	}
-	pr := newPathRunner(t, fmt.Sprint(file, engine, lmc), len(todo), base...)
+	pr := newPathRunner(t, fmt.Sprint(file, engine, lmc), len(todo), true, base...)
 	pairs, bad, sls := 0, 0, map[uint8]int{}
 	for _, p := range todo {
 		a, b := p.a, p.b
@@ -321,7 +321,7 @@ func bytesJoin(m [][]byte) string {
 	return b.String()
 }
 
-// pathRunner answers `ibavtrack path --json --check SRC DST` for the
+// pathRunner answers `ibavtrack path --json [--check] SRC DST` for the
 // pairs of one fabric, as many as the test compares. One sweep
 // (pathSession) answers them (pathOn), except a rotating sixteenth of
 // them (at least one), which run the whole command, its own sweep
@@ -332,6 +332,7 @@ type pathRunner struct {
 	t        *testing.T
 	base     []string
 	sess     *session
+	check    bool
 	rot, k   int
 	commands int // pairs answered by the whole command
 }
@@ -339,13 +340,13 @@ type pathRunner struct {
 // pathCommandEvery: one pair in this many runs the whole command.
 const pathCommandEvery = 16
 
-// newPathRunner returns a pathRunner for the fabric flags base; label
-// (the configuration) picks which pairs run the whole command, total is
-// the number of pairs the test will ask for. The test fails at its end
-// when none did.
-func newPathRunner(t *testing.T, label string, total int, base ...string) *pathRunner {
+// newPathRunner returns a pathRunner for the fabric flags base, with
+// --check when check is set; label (the configuration) picks which pairs
+// run the whole command, total is the number of pairs the test will ask
+// for. The test fails at its end when none did.
+func newPathRunner(t *testing.T, label string, total int, check bool, base ...string) *pathRunner {
 	t.Helper()
-	r := &pathRunner{t: t, base: base, sess: pathSession(t, base...)}
+	r := &pathRunner{t: t, base: base, check: check, sess: pathSession(t, base...)}
 	r.rot = int(crc32.ChecksumIEEE([]byte(label)) % uint32(min(pathCommandEvery, max(total, 1))))
 	t.Cleanup(func() {
 		if r.commands == 0 && !t.Failed() {
@@ -355,24 +356,28 @@ func newPathRunner(t *testing.T, label string, total int, base ...string) *pathR
 	return r
 }
 
-// path answers `ibavtrack path --json --check a b`: stdout, stderr and
-// the exit status.
+// path answers `ibavtrack path --json [--check] a b`: stdout, stderr
+// and the exit status.
 func (r *pathRunner) path(a, b uint16) ([]byte, []byte, int) {
 	k := r.k
 	r.k++
 	src, dst := strconv.Itoa(int(a)), strconv.Itoa(int(b))
 	if k%pathCommandEvery == r.rot {
 		r.commands++
-		return runTool(r.t, append([]string{"path", "--json", "--check"}, append(r.base, src, dst)...)...)
+		args := []string{"path", "--json"}
+		if r.check {
+			args = append(args, "--check")
+		}
+		return runTool(r.t, append(append(args, r.base...), src, dst)...)
 	}
-	return pathOn(r.sess, src, dst)
+	return pathOn(r.sess, src, dst, r.check)
 }
 
 // pathSession runs `ibavtrack path` with args (the fabric flags, parsed
 // as the command parses them) up to the end of its sweep — discovery and
 // the forwarding tables — and returns the session, on which pathOn
-// answers any number of pairs as `ibavtrack path --json --check` does
-// after its own sweep.
+// answers any number of pairs as `ibavtrack path --json [--check]`
+// does after its own sweep.
 func pathSession(t *testing.T, args ...string) *session {
 	t.Helper()
 	var s *session
@@ -400,11 +405,11 @@ func pathSession(t *testing.T, args ...string) *session {
 	return s
 }
 
-// pathOn is `ibavtrack path --json --check SRC DST` on s's sweep: its
+// pathOn is `ibavtrack path --json [--check] SRC DST` on s's sweep: its
 // stdout, stderr and exit status.
-func pathOn(s *session, src, dst string) ([]byte, []byte, int) {
+func pathOn(s *session, src, dst string, check bool) ([]byte, []byte, int) {
 	var out, errb bytes.Buffer
-	err := s.path(context.Background(), &out, &errb, src, dst, nil, true)
+	err := s.path(context.Background(), &out, &errb, src, dst, nil, check)
 	var ee *cliapp.ExitError
 	if errors.As(err, &ee) && ee.Err != nil {
 		fmt.Fprintf(&errb, "ibavtrack: %v\n", ee.Err)

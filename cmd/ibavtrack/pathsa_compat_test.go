@@ -55,7 +55,7 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		t.Parallel()
 		s := ibsimtest.Start(t, abs("loop.net"))
 		s.RunOpenSM(t, "h1", t.TempDir())
-		d := path(t, newPathRunner(t, "no SA", 1, "--ibsim-sockname", s.SockName, "--sim-host", "h2"), 1, 2)
+		d := path(t, newPathRunner(t, "no SA", 1, true, "--ibsim-sockname", s.SockName, "--sim-host", "h2"), 1, 2)
 		if d.AVSource != "computed" || !strings.Contains(d.AVSourceNote, "did not answer") {
 			t.Fatalf("%+v", d)
 		}
@@ -66,7 +66,7 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		s.StartOpenSM(t, "h1", "-R", "dfsssp")
 		base := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}
 		lids, _ := portLIDs(t, base)
-		r := newPathRunner(t, "dfsssp", len(lids)*len(lids), base...)
+		r := newPathRunner(t, "dfsssp", len(lids)*len(lids), true, base...)
 		for _, a := range lids {
 			for _, b := range lids {
 				if d := path(t, r, a, b); d.AVSource != "sa" || len(d.Problems) != 0 {
@@ -90,7 +90,7 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		if len(cas) < 16 {
 			t.Fatalf("CA LIDs %v", cas)
 		}
-		r := newPathRunner(t, "lash", len(cas)*len(cas), "--ibsim-sockname", s.SockName, "--sim-host", host)
+		r := newPathRunner(t, "lash", len(cas)*len(cas), true, "--ibsim-sockname", s.SockName, "--sim-host", host)
 		pairs, nonzero := 0, 0
 		for _, a := range cas {
 			for _, b := range cas {

@@ -23,7 +23,8 @@
 #          on a machine shared with other work this is the steadier number
 #   procs  processes the ibsim harness started (internal/ibsimtest's
 #          IBSIMTEST_LAUNCH_LOG; "-" for a commit whose harness lacks it)
-# and prints each run, the medians and the NEW/BASE ratios. A failing run
+# and prints each run with its TEST_TIME_TOP (5) slowest packages (go
+# test's own per-package wall times), the medians and the NEW/BASE ratios. A failing run
 # is marked FAIL (its times still count; look at the log it names).
 #
 # Needs GNU time (/usr/bin/time, Debian package "time") for the CPU
@@ -34,6 +35,7 @@
 set -u
 
 runs=${TEST_TIME_RUNS:-3}
+TEST_TIME_TOP=${TEST_TIME_TOP:-5}
 base=
 new=
 go=${GO:-go}
@@ -138,6 +140,9 @@ one() {
 	[ "$rc" -eq 0 ] || status="FAIL (exit $rc; log kept below)"
 	printf '  run %d %-4s wall %8.1f s   cpu %8s s   procs %6s   %s\n' "$n" "$w" "$wall" "$cpu" "$procs" "$status"
 	echo "$wall $cpu $procs" >>"$work/$w.results"
+	# the slowest packages of the run (go test's "ok  PKG  12.3s" lines)
+	awk '$1 == "ok" || $1 == "FAIL" { if ($3 ~ /s$/) { t = $3; sub(/s$/, "", t); print t, $2 } }' "$log" |
+		sort -rn | head -"$TEST_TIME_TOP" | awk '{ printf "      %7.1f s  %s\n", $1, $2 }'
 	if [ "$rc" -ne 0 ]; then
 		cp "$log" "${TMPDIR:-/tmp}/test-time-$w-$n.log"
 		grep -E '^(--- FAIL|FAIL|panic:)' "$log" | head -20 | sed 's/^/      /'

@@ -12,6 +12,7 @@ import (
 // status 2, no panic and nothing on stdout. (TestUsage covers the
 // argument-count errors.)
 func TestBadInput(t *testing.T) {
+	t.Parallel() // in-process only: beside the live tests, which mostly wait on their tools
 	dir := t.TempDir()
 	bad := clitest.WriteBadFiles(t, dir)
 	badNet, badTopo, zeroInc := bad.Net, bad.Topo, bad.ZeroInclude

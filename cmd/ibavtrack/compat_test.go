@@ -156,12 +156,13 @@ func TestPathMatchesOpenSM(t *testing.T) {
 				t.Fatalf("only %d LIDs: %v", len(lids), lids)
 			}
 			pairs, caPairs := 0, 0
+			r := newPathRunner(t, fb.file, len(lids)*(len(lids)-1), false, args...)
 			for _, a := range lids {
 				for _, b := range lids {
 					if a == b {
 						continue
 					}
-					stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
+					stdout, stderr, code := r.path(a, b)
 					if code != 0 {
 						t.Fatalf("path %d %d: exit %d\n%s", a, b, code, stderr)
 					}

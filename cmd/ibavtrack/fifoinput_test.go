@@ -32,7 +32,9 @@ func TestThresholdFIFOInterrupted(t *testing.T) {
 			go func() {
 				done <- run(ctx, &stdout, &stderr, []string{"ibavtrack", "errors", "--sim", "../../testdata/fabrics/loop.net", flag, fifo})
 			}()
-			time.Sleep(50 * time.Millisecond) // most likely blocked in the open by now; either way the same outcome
+			// Interrupt it once it blocks in the FIFO's open (where the open
+			// cannot be seen the interruption may come first: the same outcome).
+			clitest.WaitFIFOOpenBlocked(t, 60*time.Second)
 			cancel()
 			select {
 			case code := <-done:

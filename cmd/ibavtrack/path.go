@@ -48,17 +48,30 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err := s.sweep(c.Context, true); err != nil {
 		return err
 	}
+	var paint *termout.Painter
+	if !c.Bool("json") {
+		p := cliapp.Painter(c, stdout)
+		paint = &p
+	}
+	return s.path(c.Context, stdout, stderr, c.Args().Get(0), c.Args().Get(1), paint, c.Bool("check"))
+}
+
+// path prints the path from srcSpec to dstSpec on the fabric of the last
+// sweep (JSON when paint is nil) and returns what decides the exit
+// status, as the path command does after its sweep; the tests call it
+// for many pairs after one sweep.
+func (s *session) path(ctx context.Context, stdout, stderr io.Writer, srcSpec, dstSpec string, paint *termout.Painter, check bool) error {
 	f := s.res.Fabric
 	if why := routing.NothingToCheck(f, true); why != "" {
 		// No path can be followed: say why instead of "no such LID".
 		s.partial(stderr)
-		return nothingToCheckJSON(stdout, c.Bool("json"), pathSchema, why)
+		return nothingToCheckJSON(stdout, paint == nil, pathSchema, why)
 	}
-	src, slid, err := resolveLID(f, "SRC", c.Args().Get(0))
+	src, slid, err := resolveLID(f, "SRC", srcSpec)
 	if err != nil {
 		return err
 	}
-	dst, dlid, err := resolveLID(f, "DST", c.Args().Get(1))
+	dst, dlid, err := resolveLID(f, "DST", dstSpec)
 	if err != nil {
 		return err
 	}
@@ -67,11 +80,11 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		var re *routing.RouteError
 		if errors.As(err, &re) || errors.Is(err, routing.ErrNotActive) {
-			return cliapp.Exit(exitcode.Problem, fmt.Errorf("no path from %s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))
+			return cliapp.Exit(exitcode.Problem, fmt.Errorf("no path from %s to %s: %v", srcSpec, dstSpec, err))
 		}
-		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%s to %s: %v", c.Args().Get(0), c.Args().Get(1), err))
+		return cliapp.Exit(exitcode.Problem, fmt.Errorf("%s to %s: %v", srcSpec, dstSpec, err))
 	}
-	av, err := s.avFromSA(c.Context, p)
+	av, err := s.avFromSA(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -79,15 +92,15 @@ func pathCmd(c *cli.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "ibavtrack: checking the SA's PathRecord: %v\n", av.incomplete)
 		partial = true
 	}
-	if c.Bool("json") {
+	if paint == nil {
 		err = writeJSON(stdout, pathJSONOf(p, av))
 	} else {
-		err = writePath(stdout, cliapp.Painter(c, stdout), p, av)
+		err = writePath(stdout, *paint, p, av)
 	}
 	if err != nil {
 		return cliapp.Exit(exitcode.Fatal, err)
 	}
-	if c.Bool("check") && len(av.problems) > 0 {
+	if check && len(av.problems) > 0 {
 		return cliapp.Exit(exitcode.Problem, fmt.Errorf("the SA's PathRecord disagrees with the route: %d problems", len(av.problems)))
 	}
 	switch s.outcome(partial).Status() {

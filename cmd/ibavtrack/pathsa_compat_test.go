@@ -34,9 +34,10 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		AVSourceNote string `json:"av_source_note"`
 		Problems     []avProblemJSON
 	}
-	path := func(t *testing.T, s *ibsimtest.Sim, host string, a, b uint16) doc {
+	t.Parallel() // each subtest has its own ibsim and OpenSM
+	path := func(t *testing.T, r *pathRunner, a, b uint16) doc {
 		t.Helper()
-		stdout, stderr, code := runTool(t, "path", "--json", "--check", "--ibsim-sockname", s.SockName, "--sim-host", host, strconv.Itoa(int(a)), strconv.Itoa(int(b)))
+		stdout, stderr, code := r.path(a, b)
 		var d doc
 		if err := json.Unmarshal(stdout, &d); err != nil || code != 0 {
 			t.Fatalf("path %d %d: exit %d %v\n%s%s", a, b, code, err, stdout, stderr)
@@ -51,26 +52,31 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		return p
 	}
 	t.Run("no SA", func(t *testing.T) {
+		t.Parallel()
 		s := ibsimtest.Start(t, abs("loop.net"))
 		s.RunOpenSM(t, "h1", t.TempDir())
-		d := path(t, s, "h2", 1, 2)
+		d := path(t, newPathRunner(t, "no SA", 1, true, "--ibsim-sockname", s.SockName, "--sim-host", "h2"), 1, 2)
 		if d.AVSource != "computed" || !strings.Contains(d.AVSourceNote, "did not answer") {
 			t.Fatalf("%+v", d)
 		}
 	})
 	t.Run("dfsssp", func(t *testing.T) {
+		t.Parallel()
 		s := ibsimtest.Start(t, abs("loop.net"))
 		s.StartOpenSM(t, "h1", "-R", "dfsssp")
-		lids, _ := portLIDs(t, []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"})
+		base := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}
+		lids, _ := portLIDs(t, base)
+		r := newPathRunner(t, "dfsssp", len(lids)*len(lids), true, base...)
 		for _, a := range lids {
 			for _, b := range lids {
-				if d := path(t, s, "h2", a, b); d.AVSource != "sa" || len(d.Problems) != 0 {
+				if d := path(t, r, a, b); d.AVSource != "sa" || len(d.Problems) != 0 {
 					t.Errorf("%d→%d: %+v", a, b, d)
 				}
 			}
 		}
 	})
 	t.Run("lash", func(t *testing.T) {
+		t.Parallel()
 		const host = "h01"
 		s := ibsimtest.Start(t, abs("torus.net"))
 		s.StartOpenSM(t, "h00", "-R", "lash")
@@ -84,10 +90,11 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		if len(cas) < 16 {
 			t.Fatalf("CA LIDs %v", cas)
 		}
+		r := newPathRunner(t, "lash", len(cas)*len(cas), true, "--ibsim-sockname", s.SockName, "--sim-host", host)
 		pairs, nonzero := 0, 0
 		for _, a := range cas {
 			for _, b := range cas {
-				d := path(t, s, host, a, b)
+				d := path(t, r, a, b)
 				out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(a)), "--dlid", strconv.Itoa(int(b)))
 				m := saSLRE.FindSubmatch(out)
 				if code != 0 || m == nil {

@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
@@ -40,9 +39,10 @@ func TestRateOrderMatchesOpenSM(t *testing.T) {
 		t.Fatalf("%d CA ports, want 14: %v", len(cas), cas)
 	}
 	rates := map[uint8]bool{} // OpenSM's answers
+	r := newPathRunner(t, "rates", len(cas)*(len(cas)-1)/2, false, args...)
 	for i, a := range cas {
 		for _, b := range cas[i+1:] {
-			stdout, stderr, code := runTool(t, append([]string{"path", "--json"}, append(args, strconv.Itoa(int(a)), strconv.Itoa(int(b)))...)...)
+			stdout, stderr, code := r.path(a, b)
 			if code != 0 {
 				t.Fatalf("path %d %d: exit %d\n%s", a, b, code, stderr)
 			}

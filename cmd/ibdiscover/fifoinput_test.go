@@ -35,9 +35,10 @@ func TestFIFOInputInterrupted(t *testing.T) {
 			done := make(chan int, 1)
 			var stdout, stderr bytes.Buffer
 			go func() { done <- run(ctx, &stdout, &stderr, args) }()
-			// The run blocks in the FIFO's open (or has not reached it
-			// yet: the outcome must be the same). Interrupt it once.
-			time.Sleep(50 * time.Millisecond)
+			// Interrupt it once it blocks in the FIFO's open (where the
+			// open cannot be seen the interruption may come first: the
+			// outcome must be the same).
+			clitest.WaitFIFOOpenBlocked(t, fifoGuard)
 			cancel()
 			select {
 			case code := <-done:

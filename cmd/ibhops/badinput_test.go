@@ -12,6 +12,7 @@ import (
 // panic, nothing on stdout and no output file left behind. (TestUsage
 // covers the mode and argument-count errors.)
 func TestBadInput(t *testing.T) {
+	t.Parallel() // in-process only: beside the live tests, which mostly wait on their tools
 	dir := t.TempDir()
 	bad := clitest.WriteBadFiles(t, dir)
 	badNet, badTopo, zeroInc := bad.Net, bad.Topo, bad.ZeroInclude

@@ -66,59 +66,63 @@ func irregularNet(seed int64, nsw, extra int) string {
 // whose route nue programs differently: one hop fewer than the route.)
 func TestEngineFromTablesOneAnswer(t *testing.T) {
 	ibsimtest.Require(t)
+	t.Parallel()
 	const nsw = 11
 	for _, seed := range []int64{1, 3} {
 		net := ibsimtest.WriteNetFile(t, irregularNet(seed, nsw, 2*nsw))
 		for _, routedBy := range []string{"nue", "minhop", "updn"} {
-			sim := ibsimtest.Start(t, net)
-			sim.RunOpenSM(t, "H0", t.TempDir(), "-R", routedBy)
-			base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
-			ca := func(i int) string { return fmt.Sprintf("%#016x", 0x0b00000000001001+i*0x10) }
-			for _, engine := range []string{"dfsssp", "nue", "sssp"} {
-				stage := fmt.Sprintf("seed %d, routed by %s, --routing-engine %s", seed, routedBy, engine)
-				out, stderr, code := runOurs(t, append(base, "--routing-engine", engine, "--check-routes")...)
-				if code != 0 || !strings.Contains(string(out), "Longer than "+engine+" hops: 0\n") {
-					t.Errorf("%s: --check-routes exit %d: %s\n%s", stage, code, stderr, out)
-				}
-				for _, i := range []int{1, 5} {
-					// the switch H<i> hangs on: its CA LID rows
-					js, stderr, code := runOurs(t, append(base, "--routing-engine", engine, "--json", "--switch", fmt.Sprintf("S%d", i))...)
-					if code != 0 {
-						t.Fatalf("%s: --switch exit %d: %s", stage, code, stderr)
+			t.Run(fmt.Sprintf("seed%d/%s", seed, routedBy), func(t *testing.T) {
+				t.Parallel() // each its own ibsim, routed by its own OpenSM run
+				sim := ibsimtest.Start(t, net)
+				sim.RunOpenSM(t, "H0", t.TempDir(), "-R", routedBy)
+				base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
+				ca := func(i int) string { return fmt.Sprintf("%#016x", 0x0b00000000001001+i*0x10) }
+				for _, engine := range []string{"dfsssp", "nue", "sssp"} {
+					stage := fmt.Sprintf("seed %d, routed by %s, --routing-engine %s", seed, routedBy, engine)
+					out, stderr, code := runOurs(t, append(base, "--routing-engine", engine, "--check-routes")...)
+					if code != 0 || !strings.Contains(string(out), "Longer than "+engine+" hops: 0\n") {
+						t.Errorf("%s: --check-routes exit %d: %s\n%s", stage, code, stderr, out)
 					}
-					var sw jsonSwitch
-					if err := json.Unmarshal(js, &sw); err != nil {
-						t.Fatal(err)
-					}
-					rowHops := map[uint16]int{}
-					for _, d := range sw.Destinations {
-						if d.Hops != nil {
-							rowHops[d.LID] = *d.Hops
+					for _, i := range []int{1, 5} {
+						// the switch H<i> hangs on: its CA LID rows
+						js, stderr, code := runOurs(t, append(base, "--routing-engine", engine, "--json", "--switch", fmt.Sprintf("S%d", i))...)
+						if code != 0 {
+							t.Fatalf("%s: --switch exit %d: %s", stage, code, stderr)
 						}
-					}
-					for j := 0; j < nsw; j++ {
-						if j == i {
-							continue
+						var sw jsonSwitch
+						if err := json.Unmarshal(js, &sw); err != nil {
+							t.Fatal(err)
 						}
-						var q, r jsonQuery
-						for _, c := range []struct {
-							args []string
-							v    *jsonQuery
-						}{{[]string{"--routing-engine", engine}, &q}, {[]string{"--routed"}, &r}} {
-							b, stderr, code := runOurs(t, append(append(base, c.args...), "--json", ca(i), ca(j))...)
-							if code != 0 {
-								t.Fatalf("%s: %v query exit %d: %s", stage, c.args, code, stderr)
-							}
-							if err := json.Unmarshal(b, c.v); err != nil || c.v.Hops == nil {
-								t.Fatalf("%s: %v query: %v %s", stage, c.args, err, b)
+						rowHops := map[uint16]int{}
+						for _, d := range sw.Destinations {
+							if d.Hops != nil {
+								rowHops[d.LID] = *d.Hops
 							}
 						}
-						if *q.Hops != *r.Hops || rowHops[q.Dst.LID]+1 != *r.Hops {
-							t.Errorf("%s: H%d -> H%d (LID %d): query %d hops, --switch row %d (+1), the route %d", stage, i, j, q.Dst.LID, *q.Hops, rowHops[q.Dst.LID], *r.Hops)
+						for j := 0; j < nsw; j++ {
+							if j == i {
+								continue
+							}
+							var q, r jsonQuery
+							for _, c := range []struct {
+								args []string
+								v    *jsonQuery
+							}{{[]string{"--routing-engine", engine}, &q}, {[]string{"--routed"}, &r}} {
+								b, stderr, code := runOurs(t, append(append(base, c.args...), "--json", ca(i), ca(j))...)
+								if code != 0 {
+									t.Fatalf("%s: %v query exit %d: %s", stage, c.args, code, stderr)
+								}
+								if err := json.Unmarshal(b, c.v); err != nil || c.v.Hops == nil {
+									t.Fatalf("%s: %v query: %v %s", stage, c.args, err, b)
+								}
+							}
+							if *q.Hops != *r.Hops || rowHops[q.Dst.LID]+1 != *r.Hops {
+								t.Errorf("%s: H%d -> H%d (LID %d): query %d hops, --switch row %d (+1), the route %d", stage, i, j, q.Dst.LID, *q.Hops, rowHops[q.Dst.LID], *r.Hops)
+							}
 						}
 					}
 				}
-			}
+			})
 		}
 	}
 }

@@ -23,22 +23,28 @@ func TestLIDSpaceWarning(t *testing.T) {
 		t.Skip("49,531-node fabric")
 	}
 	t.Parallel() // CPU-bound: runs beside the live tests, which mostly wait
-	p := filepath.Join(t.TempDir(), "m.dump")
-	out, stderr, code := runOurs(t, "--sim", overflowSpec, "-o", "16", "--output", p)
-	if code != 0 || len(out) != 0 || string(stderr) != overflowWarning {
-		t.Fatalf("dump: exit %d, stdout %q, stderr %q\nwant stderr %q", code, out, stderr, overflowWarning)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// One block per switch, a row for every switch LID 1..196.
-	if n := bytes.Count(b, []byte("Switch: guid ")); n != 196 {
-		t.Errorf("%d switch blocks, want 196", n)
-	}
-	if n := bytes.Count(b, []byte("\n0x")); n != 196*196 {
-		t.Errorf("%d rows, want %d", n, 196*196)
-	}
+	// Each mode is a run of its own (the fabric generated, routed and
+	// discovered each time), in parallel: one would wait for the other
+	// on a core left idle.
+	t.Run("dump", func(t *testing.T) {
+		t.Parallel()
+		p := filepath.Join(t.TempDir(), "m.dump")
+		out, stderr, code := runOurs(t, "--sim", overflowSpec, "-o", "16", "--output", p)
+		if code != 0 || len(out) != 0 || string(stderr) != overflowWarning {
+			t.Fatalf("dump: exit %d, stdout %q, stderr %q\nwant stderr %q", code, out, stderr, overflowWarning)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One block per switch, a row for every switch LID 1..196.
+		if n := bytes.Count(b, []byte("Switch: guid ")); n != 196 {
+			t.Errorf("%d switch blocks, want 196", n)
+		}
+		if n := bytes.Count(b, []byte("\n0x")); n != 196*196 {
+			t.Errorf("%d rows, want %d", n, 196*196)
+		}
+	})
 
 	for _, tc := range []struct {
 		args []string
@@ -49,9 +55,12 @@ func TestLIDSpaceWarning(t *testing.T) {
 		// a host left without a LID is still in the topology
 		{[]string{"H0", "H49334"}, `4 hops: ca "H0" lid 197 -> ca "H49334" lid 0` + "\n"},
 	} {
-		out, stderr, code := runOurs(t, append([]string{"--sim", overflowSpec}, tc.args...)...)
-		if code != 0 || string(out) != tc.want || string(stderr) != overflowWarning {
-			t.Errorf("%s: exit %d\nstdout %q\nwant   %q\nstderr %q", strings.Join(tc.args, " "), code, out, tc.want, stderr)
-		}
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			out, stderr, code := runOurs(t, append([]string{"--sim", overflowSpec}, tc.args...)...)
+			if code != 0 || string(out) != tc.want || string(stderr) != overflowWarning {
+				t.Errorf("%s: exit %d\nstdout %q\nwant   %q\nstderr %q", strings.Join(tc.args, " "), code, out, tc.want, stderr)
+			}
+		})
 	}
 }

@@ -55,6 +55,9 @@ func Collect(ctx context.Context, cfg Config) (*Collection, error) {
 	}
 	in := cfg.Input
 	in.Result = res
+	// the metrics have every port's counters: a switch is read port by
+	// port, not only through its AllPortSelect sum
+	in.Counters.PerPort = true
 	if in.Querier == nil {
 		in.Querier = &discover.Querier{Transport: cfg.Transport, Timeout: cfg.Discover.Timeout, Retries: cfg.Discover.Retries}
 	}

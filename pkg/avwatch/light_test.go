@@ -481,8 +481,8 @@ func TestIncrementalRouteMovedBack(t *testing.T) {
 	}
 	step("first sweep")
 	for _, c := range []struct{ name, cmd string }{
-		{"link down, SM ran", `Unlink "sw1"[3]`},
-		{"link up, SM ran", `ReLink "sw1"[3]`},
+		{"link down, SM ran", `Unlink "sw1"[2]`},
+		{"link up, SM ran", `ReLink "sw1"[2]`},
 	} {
 		if err := f.Exec(c.cmd); err != nil {
 			t.Fatal(err)

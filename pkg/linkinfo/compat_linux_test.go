@@ -180,12 +180,6 @@ func render(t *testing.T, f *model.Fabric, o linkinfo.Options) string {
 // pkg/topology).
 var libibnetdiscCrashes = map[string]bool{"chassis-fail.net": true, "chassis-vrouter.net": true}
 
-// knownDiffs are the comparisons that differ, by net file and variant,
-// with the reason: they are logged, and fail the test once they match.
-var knownDiffs = map[[2]string]string{
-	{"chassis-voltaire.net", "-D0,1"}: "iblinkinfo's partial scan from a switch outside the chassis cannot group its neighbours' chassis and shows no external port numbers for them",
-}
-
 // crashed reports whether iblinkinfo died of a signal (libibnetdisc's
 // chassis grouping frees twice on some chassis fabrics, also in the
 // partial scans of -D).
@@ -213,13 +207,7 @@ func compare(t *testing.T, sim *ibsimtest.Sim, file, stage string, f *model.Fabr
 			}
 			continue
 		}
-		why, known := knownDiffs[[2]string{filepath.Base(file), v.name}]
-		switch {
-		case known && ours == string(theirs):
-			t.Errorf("%s %s: now identical with iblinkinfo: drop it from knownDiffs", stage, v.name)
-		case known:
-			t.Logf("%s %s: known difference (%s):\n%s", stage, v.name, why, golden.LineDiff(string(theirs), ours))
-		case ours != string(theirs):
+		if ours != string(theirs) {
 			t.Errorf("%s %s: differs from iblinkinfo %s:\n%s", stage, v.name, strings.Join(args, " "), golden.LineDiff(string(theirs), ours))
 		}
 	}

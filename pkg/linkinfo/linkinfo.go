@@ -73,7 +73,11 @@ func Render(w io.Writer, f *model.Fabric, opts Options) error {
 			return err
 		}
 		if opts.ByPath && !opts.ByGUID {
-			n = asPartialScan(f, n, opts.Path)
+			if n.IsSwitch() && r.g != nil {
+				n, r.g = partialSwitchScan(f, n, opts.Path)
+			} else {
+				n = asPartialScan(f, n, opts.Path)
+			}
 		}
 		r.node(n)
 		_, err = w.Write(r.b)
@@ -189,6 +193,85 @@ func asPartialScan(f *model.Fabric, n *model.Node, path smp.DRPath) *model.Node 
 		}
 	}
 	return &c
+}
+
+// partialSwitchScan returns switch t as iblinkinfo -D finds it, and the
+// chassis grouped on what that scan finds. libibnetdisc's scan from t with
+// max_hops 1 knows t and the nodes on its links, and one node more:
+// extend_dpath checks the hop count before it raises it, so the first
+// route a neighbour extends still goes out, and every later one is
+// refused. Its requests queue in order (t's ports, then its neighbours'
+// NodeInfo in t's port order, then their ports), so that route leaves the
+// first switch on t's ports (past the one t was entered by) through its
+// lowest LinkUp port other than the one facing t. The chassis are grouped
+// from these alone: a neighbour whose chassis mates lie further away is in
+// no chassis and shows no external port number.
+func partialSwitchScan(f *model.Fabric, t *model.Node, path smp.DRPath) (*model.Node, *chassis.Grouping) {
+	sub := &model.Fabric{}
+	copies := make(map[*model.Node]*model.Node)
+	cp := func(n *model.Node) *model.Node {
+		if c, ok := copies[n]; ok {
+			return c
+		}
+		c := *n
+		c.Ports = make([]*model.PhysPort, len(n.Ports))
+		for i, p := range n.Ports {
+			if p != nil {
+				q := *p
+				q.Node, q.Remote = &c, nil
+				c.Ports[i] = &q
+			}
+		}
+		copies[n] = &c
+		sub.Nodes = append(sub.Nodes, &c)
+		return &c
+	}
+	link := func(p *model.PhysPort) {
+		a, b := copies[p.Node].Port(int(p.Num)), cp(p.Remote.Node).Port(int(p.Remote.Num))
+		if a != nil && b != nil {
+			a.Remote, b.Remote = b, a
+		}
+	}
+	ct := cp(t)
+	for _, p := range t.Ports {
+		if p != nil && p.Remote != nil {
+			link(p)
+		}
+	}
+	entry := -1
+	if path.Len() > 0 {
+		if prev := walk(f, path.Retract()); prev != nil {
+			if pp := prev.Port(int(path.Last())); pp != nil && pp.Remote != nil {
+				entry = int(pp.Remote.Num)
+			}
+		}
+	}
+	up := func(p *model.PhysPort) bool {
+		return p != nil && p.Remote != nil && p.Info.PortPhysicalState == smp.PhysLinkUp
+	}
+	reached := make(map[*model.Node]bool)
+	for i := 1; i < len(t.Ports); i++ {
+		p := t.Ports[i]
+		if i == entry || !up(p) || reached[p.Remote.Node] {
+			continue
+		}
+		n1, facing := p.Remote.Node, int(p.Remote.Num)
+		reached[n1] = true
+		if !n1.IsSwitch() {
+			continue
+		}
+		extended := false
+		for j := 1; j < len(n1.Ports) && !extended; j++ {
+			if q := n1.Ports[j]; j != facing && up(q) {
+				link(q)
+				extended = true
+			}
+		}
+		if extended {
+			break
+		}
+	}
+	return ct, chassis.Group(sub)
 }
 
 // walk follows path from f.From over the links found, nil where it

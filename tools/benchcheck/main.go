@@ -22,18 +22,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
-
-const shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 func main() {
 	spec := flag.String("spec", "fattree:levels=2,radix=64", "embedded-simulator generator spec of the fabric")
@@ -66,36 +62,13 @@ func run(spec string, runs int, bin string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "benchcheck")
+	fab, err := benchproc.StartOnceFabric(spec, "benchcheck")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	net := filepath.Join(dir, "fabric.net")
-	nodes, switches, ports, host, err := benchproc.WriteFabric(spec, net)
-	if err != nil {
-		return err
-	}
-	ibsim, err := benchproc.StartIBSim(dir, fmt.Sprintf("benchcheck%d", os.Getpid()), net, "-s", "-n",
-		"-N", strconv.Itoa(nodes+16), "-S", strconv.Itoa(switches+16), "-P", strconv.Itoa(ports+64))
-	if err != nil {
-		return err
-	}
-	defer ibsim.Stop()
-	env := []string{"IBSIM_SOCKNAME=" + ibsim.Sock, "SIM_HOST=" + host}
-	osm := exec.Command("opensm", "--once", "-F", "/dev/null", "-f", filepath.Join(dir, "opensm.log"), "--dump_files_dir", dir)
-	osm.Env = append(append(os.Environ(), "LD_PRELOAD="+shim), append(env, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)...)
-	osm.Dir = dir
-	start := time.Now()
-	if b, err := osm.CombinedOutput(); err != nil {
-		return fmt.Errorf("opensm --once: %v\n%s", err, b)
-	}
-	osmTime := time.Since(start)
-
-	th := filepath.Join(dir, "thresholds")
-	if err := os.WriteFile(th, nil, 0o644); err != nil {
-		return err
-	}
+	defer fab.Stop()
+	dir, env, th, host := fab.Dir, fab.Env, fab.Thresholds, fab.Host
+	nodes, switches, osmTime := fab.Nodes, fab.Switches, fab.OpenSM
 	type config struct {
 		name string
 		bin  string

@@ -41,8 +41,6 @@ import (
 	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
 
-const shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
-
 type config struct {
 	name string
 	bin  string
@@ -90,8 +88,8 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	if err := benchproc.Require("ibsim", "ibnetdiscover", benchproc.TimeBin); err != nil {
 		return err
 	}
-	if _, err := os.Stat(shim); err != nil {
-		return fmt.Errorf("%s missing (install ibsim-utils)", shim)
+	if _, err := os.Stat(benchproc.Shim); err != nil {
+		return fmt.Errorf("%s missing (install ibsim-utils)", benchproc.Shim)
 	}
 	abs, err := filepath.Abs(ours)
 	if err != nil {
@@ -124,7 +122,7 @@ func run(spec string, runs int, ours string, out io.Writer) error {
 	sock := ibsim.Sock
 
 	env := []string{"IBSIM_SOCKNAME=" + sock, "SIM_HOST=" + host}
-	pre := append([]string{"LD_PRELOAD=" + shim}, env...)
+	pre := append([]string{"LD_PRELOAD=" + benchproc.Shim}, env...)
 	const (
 		cDefault, oDefault, c16, o16, bare16, c64, o64, bare64 = 0, 1, 2, 3, 4, 5, 6, 7
 	)

@@ -59,8 +59,6 @@ import (
 	"github.com/ibfabric/ibdiag/tools/internal/benchproc"
 )
 
-const shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
-
 // pipeline is treydock's collection as a shell script: ibnetdiscover
 // --ports, each switch's GUID and connected ports from its output (lines
 // "SW LID PORT GUID WIDTH SPEED - ..."; "???" marks a port with nothing
@@ -118,7 +116,7 @@ func run(spec string, runs int, ours, trey, also string, serveOnly bool, out io.
 	}
 	defer ibsim.Stop()
 	env := []string{"IBSIM_SOCKNAME=" + ibsim.Sock, "SIM_HOST=" + host}
-	shimEnv := append([]string{"LD_PRELOAD=" + shim}, env...)
+	shimEnv := append([]string{"LD_PRELOAD=" + benchproc.Shim}, env...)
 
 	// OpenSM stays up (no periodic sweep) to answer the SA queries
 	// perfquery -G resolves GUIDs with: ready when it is master and its

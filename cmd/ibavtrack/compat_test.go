@@ -7,13 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,57 +22,6 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
-
-// startOpenSM runs a continuously running OpenSM under libumad2sim.so
-// attached at host (a CA) and waits for "SUBNET UP". -d2 makes OpenSM
-// flush its log after every message: without it the log stays in the
-// stdio buffer and "SUBNET UP" never shows although the SM is up and
-// answers SA queries.
-func startOpenSM(t *testing.T, s *ibsimtest.Sim, host string, extraArgs ...string) {
-	t.Helper()
-	bin, err := exec.LookPath("opensm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := ibsimtest.ScratchDir(t)
-	logPath := filepath.Join(dir, "opensm.log")
-	args := append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", ibsimtest.OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)
-	ibsimtest.LogLaunch("opensm", args...)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(s.Env(), "LD_PRELOAD="+ibsimtest.Shim, "SIM_HOST="+host, "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
-	cmd.Dir = dir
-	cmd.SysProcAttr = ibsimtest.ProcAttr()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	})
-	deadline := time.Now().Add(2 * time.Minute) // a condition polled, generously
-	for {
-		b, _ := os.ReadFile(logPath)
-		if bytes.Contains(b, []byte("SUBNET UP")) {
-			return
-		}
-		select {
-		case <-done:
-			t.Fatalf("opensm exited:\n%s\nlog:\n%s", out.Bytes(), b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("opensm: no SUBNET UP after 2 minutes\nlog:\n%s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 var prField = regexp.MustCompile(`(?m)^\s*(mtu|rate|dlid|slid)\.+(\S+)\s*$`)
 
@@ -149,7 +95,7 @@ func TestPathMatchesOpenSM(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := ibsimtest.Start(t, abs)
-			startOpenSM(t, s, fb.smHost)
+			s.StartOpenSM(t, fb.smHost)
 			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", fb.saHost}
 			lids, isCA := portLIDs(t, args)
 			if len(lids) < 5 {
@@ -290,7 +236,7 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each LMC has its own ibsim and OpenSM
 			s := ibsimtest.Start(t, abs)
-			startOpenSM(t, s, "h1", smArgs...)
+			s.StartOpenSM(t, "h1", smArgs...)
 			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}
 			f, tabs := ibsimTables(t, s.SockName)
 			var lids []uint16

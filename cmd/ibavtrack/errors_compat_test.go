@@ -56,7 +56,7 @@ func TestCompatErrors(t *testing.T) {
 	ibsimtest.Require(t)
 	s := ibsimtest.Start(t, mustAbs(t, errorsNet), ibsimtest.WithConsole())
 	const host = "H-h1"
-	startOpenSM(t, s, host)
+	s.StartOpenSM(t, host)
 
 	// Drops: half of what enters sw2 port 1 is lost (and counted there)
 	// while ibnetdiscover walks the fabric; then the link is clean again.

@@ -20,7 +20,7 @@ func errorsFixture(t *testing.T) (*ibsimtest.Sim, string) {
 	t.Helper()
 	ibsimtest.Require(t)
 	s := ibsimtest.Start(t, mustAbs(t, errorsNet), ibsimtest.WithConsole())
-	startOpenSM(t, s, "H-h1")
+	s.StartOpenSM(t, "H-h1")
 	for _, c := range []string{
 		`PerformanceSet "S-sw1"[1] PortCounters.SymbolErrorCounter=12`,
 		`PerformanceSet "S-sw1"[0] PortCounters.LinkDownedCounter=2`,

@@ -26,7 +26,7 @@ func TestRateOrderMatchesOpenSM(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := ibsimtest.Start(t, abs)
-	startOpenSM(t, s, "h100")
+	s.StartOpenSM(t, "h100")
 	args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h120"}
 	lids, isCA := portLIDs(t, args)
 	var cas []uint16

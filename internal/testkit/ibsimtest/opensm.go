@@ -24,13 +24,14 @@ func (s *Sim) StartOpenSM(t testing.TB, host string, extraArgs ...string) string
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := ScratchDir(t) // tmpfs: libumad2sim's fake sysfs is cheaper there
 	logPath := filepath.Join(dir, "opensm.log")
 	args := append([]string{"-F", "/dev/null", "-f", logPath, "-D", "0x43", "-d2", "-t", OpenSMTimeoutMS, "--dump_files_dir", dir}, extraArgs...)
+	LogLaunch("opensm", args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(s.toolEnv(host), "OSM_TMP_DIR="+dir, "OSM_CACHE_DIR="+dir)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr() // dies with the test process
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -46,7 +46,8 @@ func TestHooked() bool {
 // Events: "node" (the first NodeInfo answer was taken; main installed
 // the SIGINT/SIGTERM handler before), "connect" (a CONNECT request is in
 // ibsim's hands), "signal" (the first stopping signal was taken: a
-// second one now counts as the second), "hold" (see TestHoldEnv).
+// second one now counts as the second), "hold" (see TestHoldEnv), and
+// "served N" (ibcheck serve has served its Nth collection).
 func TestEvent(name string) {
 	if !TestHooked() {
 		return

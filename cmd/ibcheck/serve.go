@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/signal"
 	"strconv"
 	"syscall"
 	"time"
@@ -107,10 +106,9 @@ func serveCmd(c *cli.Context, stderr io.Writer) error {
 		return cliapp.Usage("--listen "+addr, why)
 	}
 	// A scraper that goes away mid-response (Prometheus at its
-	// scrape_timeout) makes the server's write fail with EPIPE; the
-	// SIGPIPE that comes with it must not stop the exporter as it stops
-	// a command whose output is gone (cliapp).
-	signal.Ignore(syscall.SIGPIPE)
+	// scrape_timeout) makes the server's write fail with EPIPE; cliapp
+	// stops a run on SIGPIPE only when stdout or stderr is the broken
+	// pipe, so the exporter goes on.
 	e := exporter.New()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", exporter.Handler(e))

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestShared: one ibsim per net file and options, whichever test asks;
@@ -87,20 +89,29 @@ func TestSharedDiesWithTheTestBinary(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the child did not start its shared ibsim within 2 minutes")
 	}
+	// a pidfd turns readable when ibsim exits (gone, or a zombie nobody
+	// reaps): the test waits for that, not for time
+	pfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd of the shared ibsim %d: %v", pid, err)
+	}
+	defer unix.Close(pfd)
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(30 * time.Second)
+	fds := []unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}
 	for {
-		// Gone, or a zombie nobody reaps (its parent is dead).
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(b), ") Z ") {
-			return
+		n, err := unix.Poll(fds, 30_000)
+		if err == unix.EINTR {
+			continue
 		}
-		if time.Now().After(deadline) {
+		if err != nil {
+			t.Fatalf("poll on the pidfd of ibsim %d: %v", pid, err)
+		}
+		if n == 0 {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("shared ibsim %d still running 30 s after its test binary was killed", pid)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return
 	}
 }
 

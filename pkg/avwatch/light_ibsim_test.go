@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -56,31 +55,9 @@ func TestLightSweepReportsAsFullIbsim(t *testing.T) {
 				t.Fatalf("%s: a discovery missed part of the fabric (%d SMPs failed, %v): not a change this test makes", name, len(r.Errors), r.Err)
 			}
 		}
-		if !slices.Equal(fe, le) {
-			t.Errorf("%s: light sweep reported\n%q\nfull sweep reported\n%q", name, le, fe)
-		}
-		if wantEvents && len(fe) == 0 {
-			t.Errorf("%s: no event: the change does not test anything", name)
-		}
-		if wantChange {
-			if light.lastLight != nil && !light.lastLight.Changed {
-				t.Errorf("%s: the light sweep saw no change", name)
-			}
-			if a, b := fabricJSON(t, light.res), fabricJSON(t, full.res); a != b {
-				t.Errorf("%s: the light watch's fabric differs from a full discovery's:\n%s", name, firstDiff(a, b))
-			}
-			if a, b := routesOf(light, dsts), routesOf(full, dsts); a != b {
-				t.Errorf("%s: the light watch's routes\n%s\nthe full watch's\n%s", name, a, b)
-			}
-		}
-		t.Logf("%s: %q (%s)", name, le, light.what(full))
+		compareSweeps(t, name, full, light, dsts, fe, le, wantEvents, wantChange)
 	}
-	incr := func(name string) {
-		t.Helper()
-		if light.lastIncr == nil {
-			t.Errorf("%s: no incremental rediscovery (%s)", name, light.untrusted)
-		}
-	}
+	incr := func(name string) { t.Helper(); light.requireIncremental(t, name) }
 	con := func(cmd string) {
 		t.Helper()
 		s.Console(t, cmd)

@@ -252,32 +252,9 @@ func TestLightSweepReportsAsFull(t *testing.T) {
 	step := func(name string, wantEvents, wantFull bool) {
 		t.Helper()
 		fe, le := full.sweep(t), light.sweep(t)
-		if !slices.Equal(fe, le) {
-			t.Errorf("%s: light sweep reported\n%q\nfull sweep reported\n%q", name, le, fe)
-		}
-		if wantEvents && len(fe) == 0 {
-			t.Errorf("%s: no event: the change does not test anything", name)
-		}
-		if wantFull {
-			if light.lastLight != nil && !light.lastLight.Changed {
-				t.Errorf("%s: the light sweep saw no change", name)
-			}
-			if a, b := fabricJSON(t, light.res), fabricJSON(t, full.res); a != b {
-				t.Errorf("%s: the light watch's fabric differs from a full discovery's:\n%s", name, firstDiff(a, b))
-			}
-			if a, b := routesOf(light, dsts), routesOf(full, dsts); a != b {
-				t.Errorf("%s: the light watch's routes\n%s\nthe full watch's\n%s", name, a, b)
-			}
-		}
-		t.Logf("%s: %q (%s)", name, le, light.what(full))
+		compareSweeps(t, name, full, light, dsts, fe, le, wantEvents, wantFull)
 	}
-	// incr asserts that the last sweep rediscovered incrementally.
-	incr := func(name string) {
-		t.Helper()
-		if light.lastIncr == nil {
-			t.Errorf("%s: no incremental rediscovery (%s)", name, light.untrusted)
-		}
-	}
+	incr := func(name string) { t.Helper(); light.requireIncremental(t, name) }
 	exec := func(cmd string) {
 		t.Helper()
 		if err := f.Exec(cmd); err != nil {
@@ -494,6 +471,41 @@ func TestIncrementalRouteMovedBack(t *testing.T) {
 		if light.lastLight == nil || !light.lastLight.Changed {
 			t.Errorf("%s: want a light sweep that sees the change, got %s", c.name, light.what(full))
 		}
+	}
+}
+
+// compareSweeps checks one sweep of both watches: the light watch
+// reported the full one's events (fe, le), there were some when
+// wantEvents, and when wantChange its light sweep saw the change and its
+// fabric and routes are a full discovery's.
+func compareSweeps(t *testing.T, name string, full, light *watchSide, dsts, fe, le []string, wantEvents, wantChange bool) {
+	t.Helper()
+	if !slices.Equal(fe, le) {
+		t.Errorf("%s: light sweep reported\n%q\nfull sweep reported\n%q", name, le, fe)
+	}
+	if wantEvents && len(fe) == 0 {
+		t.Errorf("%s: no event: the change does not test anything", name)
+	}
+	if wantChange {
+		if light.lastLight != nil && !light.lastLight.Changed {
+			t.Errorf("%s: the light sweep saw no change", name)
+		}
+		if a, b := fabricJSON(t, light.res), fabricJSON(t, full.res); a != b {
+			t.Errorf("%s: the light watch's fabric differs from a full discovery's:\n%s", name, firstDiff(a, b))
+		}
+		if a, b := routesOf(light, dsts), routesOf(full, dsts); a != b {
+			t.Errorf("%s: the light watch's routes\n%s\nthe full watch's\n%s", name, a, b)
+		}
+	}
+	t.Logf("%s: %q (%s)", name, le, light.what(full))
+}
+
+// requireIncremental asserts that s's last sweep rediscovered
+// incrementally.
+func (s *watchSide) requireIncremental(t *testing.T, name string) {
+	t.Helper()
+	if s.lastIncr == nil {
+		t.Errorf("%s: no incremental rediscovery (%s)", name, s.untrusted)
 	}
 }
 

@@ -4,12 +4,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
@@ -17,58 +15,9 @@ import (
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 	"github.com/ibfabric/ibdiag/internal/testkit/mcjoin"
-	"github.com/ibfabric/ibdiag/pkg/ibsim"
 	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
-
-// joiner is a CA port that joins groups through the test-only helper.
-type joiner struct {
-	host string
-	cl   *ibsim.Client
-	guid uint64
-	sm   uint16
-}
-
-// attachJoiner dials ibsim at host with a client that may send the join
-// (the test helper's, never a tool's).
-func attachJoiner(t *testing.T, sim *ibsimtest.Sim, host string) *joiner {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl, err := ibsim.Dial(ctx, ibsim.Config{SockName: sim.SockName, Host: host, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	guid, err := mcjoin.LocalPortGUID(ctx, cl)
-	if err != nil {
-		t.Fatalf("%s: %v", host, err)
-	}
-	sm, err := sa.MasterSMLID(ctx, cl, 5*time.Second)
-	if err != nil {
-		t.Fatalf("%s: %v", host, err)
-	}
-	return &joiner{host: host, cl: cl, guid: guid, sm: sm}
-}
-
-func (j *joiner) join(t *testing.T, mgid [16]byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := mcjoin.Join(ctx, j.cl, j.sm, j.guid, mgid); err != nil {
-		t.Fatalf("join from %s: %v", j.host, err)
-	}
-}
-
-func (j *joiner) leave(t *testing.T, mgid [16]byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := mcjoin.Leave(ctx, j.cl, j.sm, j.guid, mgid); err != nil {
-		t.Fatalf("leave from %s: %v", j.host, err)
-	}
-}
 
 // TestCompatMcast: on ibsim with OpenSM running, `ibavtrack mcast` prints
 // what saquery -g prints and `mcast --members` what saquery -m prints,
@@ -121,18 +70,18 @@ func TestCompatMcast(t *testing.T) {
 		}
 	}
 	compare("before any join", 0)
-	var js []*joiner
+	var js []*mcjoin.Member
 	for _, h := range []string{"Hca1", "Hca2", "Hca3"} {
-		j := attachJoiner(t, sim, h)
-		j.join(t, mcjoin.BroadcastMGID)
+		j := mcjoin.Attach(t, sim.SockName, h)
+		j.Join(t, mcjoin.BroadcastMGID)
 		js = append(js, j)
 	}
 	compare("after three joins", 3)
-	js[1].leave(t, mcjoin.BroadcastMGID)
+	js[1].Leave(t, mcjoin.BroadcastMGID)
 	compare("after Hca2 left", 2)
 	// A second group, created by Hca3 (MTU 1024, SL 1): two groups, and
 	// Hca3 a member of both.
-	js[2].create(t, sa.MCMemberRecord{MGID: testMGID, QKey: 0x1111, PKey: 0xffff, SL: 1,
+	js[2].Create(t, sa.MCMemberRecord{MGID: testMGID, QKey: 0x1111, PKey: 0xffff, SL: 1,
 		MTUSelector: sa.SelectorExactly, MTU: smp.MTU1024, RateSelector: sa.SelectorExactly, Rate: smp.Rate10})
 	cases = append(cases, pair{[]string{"-m", "0xc001", "--smkey", "1"}, []string{"--members", "0xc001", "--smkey", "1"}})
 	compare("after Hca3 created a second group", 3)
@@ -160,15 +109,6 @@ func validateMcast(t *testing.T, name string, doc []byte) {
 // values OpenSM takes from the partition).
 var testMGID = sa.GID{0xff, 0x12, 0x12, 0x34, 0xff, 0xff, 0, 0, 0, 0, 0, 1, 0xff, 0, 0x12, 0x34}
 
-func (j *joiner) create(t *testing.T, rec sa.MCMemberRecord) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := mcjoin.Create(ctx, j.cl, j.sm, j.guid, rec); err != nil {
-		t.Fatalf("create from %s: %v", j.host, err)
-	}
-}
-
 // TestWatchMcastLive: on ibsim with OpenSM running, watch --mcast MGID
 // follows a group a CA port created through the test helper (Q_Key
 // 0x1111, MTU 2048): its AV at the first sweep; after the one member
@@ -182,21 +122,21 @@ func TestWatchMcastLive(t *testing.T) {
 	ibsimtest.Require(t)
 	sim := ibsimtest.Start(t, ibsimtest.ExampleNet+"/net.2sw2path4hca")
 	sim.StartOpenSM(t, "Hca1")
-	j3, j1 := attachJoiner(t, sim, "Hca3"), attachJoiner(t, sim, "Hca1")
+	j3, j1 := mcjoin.Attach(t, sim.SockName, "Hca3"), mcjoin.Attach(t, sim.SockName, "Hca1")
 	first := sa.MCMemberRecord{MGID: testMGID, QKey: 0x1111, PKey: 0xffff, MTUSelector: sa.SelectorExactly, MTU: smp.MTU2048, RateSelector: sa.SelectorExactly, Rate: smp.Rate10}
-	j3.create(t, first)
+	j3.Create(t, first)
 	hookMu.Lock()
 	defer hookMu.Unlock()
 	afterSweep = func(sweep int, _ *attach.Fabric) {
 		switch sweep {
 		case 0:
-			j3.leave(t, testMGID)
+			j3.Leave(t, testMGID)
 		case 1:
 			again := first
 			again.QKey, again.MTU, again.SL = 0x2222, smp.MTU1024, 1
-			j3.create(t, again)
+			j3.Create(t, again)
 		case 2:
-			j1.join(t, testMGID)
+			j1.Join(t, testMGID)
 		}
 	}
 	defer func() { afterSweep = nil }()

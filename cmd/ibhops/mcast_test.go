@@ -16,6 +16,7 @@ import (
 	"github.com/ibfabric/ibdiag/internal/attach"
 	"github.com/ibfabric/ibdiag/internal/exitcode"
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
+	"github.com/ibfabric/ibdiag/internal/testkit/mcjoin"
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/routing"
 	"github.com/ibfabric/ibdiag/pkg/smp"
@@ -118,7 +119,7 @@ func TestCheckMCastLive(t *testing.T) {
 	}
 
 	for _, h := range []string{"Hca2", "Hca3", "Hca1"} {
-		attachCA(t, sim, h).join(t)
+		mcjoin.Attach(t, sim.SockName, h).Join(t, mcjoin.BroadcastMGID)
 	}
 	settle(t, sim, "Hca1", lids, "after the joins", func(n int) bool { return n == 2 })
 
@@ -207,7 +208,7 @@ func TestCheckMCastLive(t *testing.T) {
 	// A fourth member: OpenSM's answer (4 records, 224 bytes) needs two
 	// MADs; under libumad2sim it comes cut to one, without RMPP (saquery
 	// -m lists three members): the members are asked port by port.
-	attachCA(t, sim, "Hca4").join(t)
+	mcjoin.Attach(t, sim.SockName, "Hca4").Join(t, mcjoin.BroadcastMGID)
 	settle(t, sim, "Hca1", lids, "after Hca4 joined", func(n int) bool { return n == 2 })
 	out, j, code = mcastRun(t, key...)
 	if code != 0 || len(j.Groups) != 1 || j.Groups[0].Members != 4 || j.Groups[0].Reached != 4 || j.Summary.MembersFrom != "sa" ||
@@ -248,7 +249,7 @@ func TestCheckMCastSlowLink(t *testing.T) {
 		lids = append(lids, strconv.Itoa(int(sw.SMALID())))
 	}
 	for _, h := range []string{"Hca2", "Hca1"} {
-		attachCA(t, sim, h).join(t)
+		mcjoin.Attach(t, sim.SockName, h).Join(t, mcjoin.BroadcastMGID)
 	}
 	settle(t, sim, "Hca1", lids, "after the joins", func(n int) bool { return n == 2 })
 	out, j, code := mcastRun(t, "--ibsim", "--ibsim-sockname", sim.SockName, "--sim-host", "Hca1", "--smkey", "1")

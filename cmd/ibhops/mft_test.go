@@ -20,59 +20,9 @@ import (
 	"github.com/ibfabric/ibdiag/internal/testkit/golden"
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/internal/testkit/mcjoin"
-	"github.com/ibfabric/ibdiag/pkg/ibsim"
-	"github.com/ibfabric/ibdiag/pkg/sa"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 	"github.com/ibfabric/ibdiag/pkg/transport"
 )
-
-// member is a CA port joined to a group by the test helper.
-type member struct {
-	host string
-	cl   *ibsim.Client
-	guid uint64
-	sm   uint16
-}
-
-// attachCA dials ibsim at host (a CA) with a client that may send the
-// join: the test helper's, never a tool's.
-func attachCA(t *testing.T, sim *ibsimtest.Sim, host string) *member {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl, err := ibsim.Dial(ctx, ibsim.Config{SockName: sim.SockName, Host: host, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	guid, err := mcjoin.LocalPortGUID(ctx, cl)
-	if err != nil {
-		t.Fatalf("%s: %v", host, err)
-	}
-	sm, err := sa.MasterSMLID(ctx, cl, 5*time.Second)
-	if err != nil {
-		t.Fatalf("%s: %v", host, err)
-	}
-	return &member{host: host, cl: cl, guid: guid, sm: sm}
-}
-
-func (m *member) join(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := mcjoin.Join(ctx, m.cl, m.sm, m.guid, mcjoin.BroadcastMGID); err != nil {
-		t.Fatalf("join from %s: %v", m.host, err)
-	}
-}
-
-func (m *member) leave(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := mcjoin.Leave(ctx, m.cl, m.sm, m.guid, mcjoin.BroadcastMGID); err != nil {
-		t.Fatalf("leave from %s: %v", m.host, err)
-	}
-}
 
 // ibrouteM runs ibroute -M on a switch LID.
 func ibrouteM(t *testing.T, sim *ibsimtest.Sim, host, lid string) []byte {
@@ -158,10 +108,10 @@ func TestCompatMFT(t *testing.T) {
 			if n := compare("before any join"); n != 0 {
 				t.Errorf("before any join: %d MLIDs programmed, want none", n)
 			}
-			var ms []*member
+			var ms []*mcjoin.Member
 			for _, h := range fab.joiners {
-				m := attachCA(t, sim, h)
-				m.join(t)
+				m := mcjoin.Attach(t, sim.SockName, h)
+				m.Join(t, mcjoin.BroadcastMGID)
 				ms = append(ms, m)
 			}
 			// Every joiner's switch, at least, forwards the group.
@@ -179,13 +129,13 @@ func TestCompatMFT(t *testing.T) {
 				saveMFTVector(t, sim, fab.smHost, "0,1")
 			}
 			for i, m := range ms {
-				m.leave(t)
+				m.Leave(t, mcjoin.BroadcastMGID)
 				if i == len(ms)-1 {
 					settle(t, sim, fab.smHost, lids, "after the last leave", func(n int) bool { return n == 0 })
 				} else {
-					settle(t, sim, fab.smHost, lids, "after "+m.host+" left", func(int) bool { return true })
+					settle(t, sim, fab.smHost, lids, "after "+m.Host+" left", func(int) bool { return true })
 				}
-				compare("after " + m.host + " left")
+				compare("after " + m.Host + " left")
 			}
 		})
 	}

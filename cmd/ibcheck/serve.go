@@ -169,7 +169,6 @@ func sweep(ctx context.Context, o *options) (*exporter.Collection, error) {
 	}
 	defer fab.Close()
 	in := o.in
-	in.Counters.PerPort = true // the metrics have every port's counters
 	in.Querier = o.s.Querier(fab)
 	attachInput(o.s, fab, o.checks, &in)
 	return exporter.Collect(ctx, exporter.Config{Transport: fab, Discover: o.s.Config(), Input: in, Checks: o.checks, Name: in.Name})

@@ -214,9 +214,29 @@ type answer struct {
 //     type, and the answer is the default output's blocks of that type,
 //     in order. A block is a header line ("Switch: ...", "CA: ...",
 //     print_node_header; not indented) and its port lines (indented).
+//   - "-d" from the default run and "--down -l" from the "-l" run: -d
+//     sets only down_links_only, which print_node reads: it prints a
+//     port only if its PortState is Down, and the node's header (not in
+//     line mode) before the first port it prints. print_port writes a
+//     Down port's link as "(              %6s/%8s)" (14 spaces: no width
+//     or speed, C14-24.2.1) and any other port's with its width first,
+//     so the Down ports' lines are those whose link reads
+//     "==(                Down/", and the answer is the base run's lines
+//     of Down ports, each block's header kept when it has one.
 //
 // ok is false when no rule applies (then iblinkinfo is run).
 func derive(v variant, answers map[string]answer) (a answer, ok bool) {
+	if v.opts.Down && v.opts.Only == linkinfo.AllNodes && !v.opts.Additional && !v.opts.ByPath && !v.opts.ByGUID && v.opts.Names == nil {
+		name := "default"
+		if v.opts.Line {
+			name = "-l"
+		}
+		base, found := answers[name]
+		if !found || base.code != 0 {
+			return answer{}, false
+		}
+		return downOnly(base), true
+	}
 	if v.opts.Only == linkinfo.AllNodes || v.opts.Line || v.opts.Additional || v.opts.Down || v.opts.ByPath || v.opts.Names != nil {
 		return answer{}, false
 	}
@@ -258,6 +278,27 @@ func derive(v variant, answers map[string]answer) (a answer, ok bool) {
 		}
 	}
 	return answer{stdout: out, stderr: base.stderr}, true
+}
+
+// downLink marks the line of a port whose PortState is Down (print_port).
+var downLink = []byte("==(                Down/")
+
+// downOnly is the -d answer derived from base's (see derive): its lines
+// of Down ports, with the header (an unindented line) of each node that
+// has one.
+func downOnly(base answer) answer {
+	var out, header []byte
+	for _, line := range bytes.SplitAfter(base.stdout, []byte("\n")) {
+		switch {
+		case len(line) == 0:
+		case line[0] != ' ' && !bytes.HasPrefix(line, []byte("0x")): // a header (line mode has none)
+			header = line
+		case bytes.Contains(line, downLink):
+			out = append(append(out, header...), line...)
+			header = nil
+		}
+	}
+	return answer{stdout: out, stderr: base.stderr}
 }
 
 // checkEvery is how often a derived answer is checked against its own

@@ -223,9 +223,26 @@ type answer struct {
 //     so the Down ports' lines are those whose link reads
 //     "==(                Down/", and the answer is the base run's lines
 //     of Down ports, each block's header kept when it has one.
+//   - "-l -p" from the "-l" and "-p" runs: print_port builds a port's
+//     link_str the same way with or without line_mode, add_sw_settings
+//     appending " (HOQ:%d VL_Stall:%d)" when the port is not Down;
+//     line_mode changes only what comes before "==" (the port GUID and
+//     node name instead of indentation) and after "==>" (the remote
+//     GUID), and prints no headers. Both runs print the same ports in
+//     the same order (same scan, same ibnd_iter_nodes walk), so a port's
+//     -l -p line is its -l line with its -p line's HOQ part put before
+//     "==>".
 //
 // ok is false when no rule applies (then iblinkinfo is run).
 func derive(v variant, answers map[string]answer) (a answer, ok bool) {
+	if v.opts.Line && v.opts.Additional && !v.opts.Down && v.opts.Only == linkinfo.AllNodes && !v.opts.ByPath && !v.opts.ByGUID && v.opts.Names == nil {
+		l, lok := answers["-l"]
+		p, pok := answers["-p"]
+		if !lok || !pok || l.code != 0 || p.code != 0 {
+			return answer{}, false
+		}
+		return lineAdditional(l, p)
+	}
 	if v.opts.Down && v.opts.Only == linkinfo.AllNodes && !v.opts.Additional && !v.opts.ByPath && !v.opts.ByGUID && v.opts.Names == nil {
 		name := "default"
 		if v.opts.Line {
@@ -299,6 +316,45 @@ func downOnly(base answer) answer {
 		}
 	}
 	return answer{stdout: out, stderr: base.stderr}
+}
+
+// lineAdditional is the -l -p answer derived from the -l and -p ones
+// (see derive); ok is false when their ports do not pair up.
+func lineAdditional(l, p answer) (a answer, ok bool) {
+	var hoq [][]byte // per port line of -p, its " (HOQ:...)" part or nothing
+	for _, line := range bytes.SplitAfter(p.stdout, []byte("\n")) {
+		if len(line) == 0 || line[0] != ' ' {
+			continue // a header
+		}
+		i := bytes.Index(line, []byte("==("))
+		j := bytes.Index(line, []byte("==>"))
+		if i < 0 || j < i {
+			return answer{}, false
+		}
+		var extra []byte
+		if k := bytes.Index(line[i:j], []byte(" (HOQ:")); k >= 0 {
+			extra = line[i+k : j]
+		}
+		hoq = append(hoq, extra)
+	}
+	var out []byte
+	n := 0
+	for _, line := range bytes.SplitAfter(l.stdout, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		i := bytes.Index(line, []byte("==("))
+		j := bytes.Index(line, []byte("==>"))
+		if n == len(hoq) || i < 0 || j < i {
+			return answer{}, false
+		}
+		out = append(append(append(out, line[:j]...), hoq[n]...), line[j:]...)
+		n++
+	}
+	if n != len(hoq) {
+		return answer{}, false
+	}
+	return answer{stdout: out, stderr: l.stderr}, true
 }
 
 // checkEvery is how often a derived answer is checked against its own

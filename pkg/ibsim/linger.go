@@ -50,6 +50,9 @@ var testLingerProbe time.Duration
 // testHookLinger, if set, gets the lingerer process (tests wait for it).
 var testHookLinger func(p *os.Process)
 
+// testLingerEnv, when set (tests), is added to the lingerer's environment.
+var testLingerEnv []string
+
 func init() {
 	if v, ok := os.LookupEnv(lingerEnv); ok {
 		os.Exit(lingerMain(v))
@@ -110,7 +113,7 @@ func spawnLingerer(ctl, data *os.File) (*os.Process, error) {
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"ibsim-linger"}, &syscall.ProcAttr{
 		Dir: "/",
 		// One P: the lingerer only waits, and every P costs memory.
-		Env:   []string{lingerEnv + "=" + probe.String(), "GOMAXPROCS=1", "GOGC=20"},
+		Env:   append([]string{lingerEnv + "=" + probe.String(), "GOMAXPROCS=1", "GOGC=20"}, testLingerEnv...),
 		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(cfd), uintptr(dfd)},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})

@@ -11,6 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The tests' lingerers are this test binary, built with -race, whose
+// runtime sleeps a second before exiting (GORACE atexit_sleep_ms, 1000 by
+// default) after the lingerer is done: a second of nothing for every test
+// that waits for its lingerer to end.
+func init() { testLingerEnv = []string{"GORACE=atexit_sleep_ms=0"} }
+
 // TestHandOffKeepsNonblocking: handing the sockets to a lingerer leaves
 // ours non-blocking, so a Read still in flight stays bounded by its
 // deadline. (Passing them as *os.File made os.File.Fd put the shared

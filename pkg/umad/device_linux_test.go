@@ -416,17 +416,18 @@ func TestRegisterErrors(t *testing.T) {
 
 // TestConcurrent runs many exchanges at once against a kernel that answers
 // in shuffled batches; each caller must get the answer to its request.
+// The kernel holds requests back only while a worker that has none
+// waiting could still send one (each has at most one in flight): when
+// every running worker waits, or a worker ends, it answers them all,
+// so no request waits out its timeout.
 func TestConcurrent(t *testing.T) {
 	const workers, each = 32, 25
 	var mu sync.Mutex
 	rng := rand.New(rand.NewSource(1))
-	d, _, err := startKernel(t, kernelOpts{}, func(k *fakeKernel, h Header, mad []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		k.pending = append(k.pending, append(hdrBytes(h, k.hdrLen), mad...))
-		if len(k.pending) < 4 && rng.Intn(3) != 0 {
-			return // hold some back so replies overtake each other
-		}
+	// Under mu: the workers not yet done, and flush, which answers
+	// every request held back, in shuffled order.
+	running := workers
+	flush := func(k *fakeKernel) {
 		rng.Shuffle(len(k.pending), func(i, j int) { k.pending[i], k.pending[j] = k.pending[j], k.pending[i] })
 		for _, p := range k.pending {
 			var ph Header
@@ -434,6 +435,15 @@ func TestConcurrent(t *testing.T) {
 			k.respond(ph, p[k.hdrLen:])
 		}
 		k.pending = k.pending[:0]
+	}
+	d, k, err := startKernel(t, kernelOpts{}, func(k *fakeKernel, h Header, mad []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		k.pending = append(k.pending, append(hdrBytes(h, k.hdrLen), mad...))
+		if len(k.pending) < 4 && len(k.pending) < running && rng.Intn(3) != 0 {
+			return // hold some back so replies overtake each other
+		}
+		flush(k)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -445,6 +455,14 @@ func TestConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			defer func() {
+				mu.Lock()
+				defer mu.Unlock()
+				running--
+				if len(k.pending) > 0 && len(k.pending) >= running {
+					flush(k)
+				}
+			}()
 			resp := make([]byte, 256)
 			for i := 0; i < each; i++ {
 				mod := uint32(w<<16 | i)

@@ -70,7 +70,10 @@ func Unprivileged(t *testing.T, run string) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-test.run", run, "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), UnprivilegedEnv+"=1", "HOME="+dir, "TMPDIR="+os.TempDir())
+	// A -race child would sleep a second before exiting (GORACE
+	// atexit_sleep_ms, 1000 by default) after its tests ran.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), UnprivilegedEnv+"=1", "HOME="+dir, "TMPDIR="+os.TempDir(), "GORACE="+gorace)
 	cmd.SysProcAttr = nobodyAttr()
 	out, err := cmd.CombinedOutput()
 	if err != nil {

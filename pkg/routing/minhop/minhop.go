@@ -129,17 +129,19 @@ func LFTs(g *Graph) ([][]byte, error) {
 	}
 	size := (maxLID/64 + 1) * 64
 	r := &minHop{g: g, dist: dist, S: S, swNum: swNum}
+	var eps []routedEnd
+	if g.LMC == 0 {
+		eps = routedEnds(g, order, swNum)
+	}
 	for s, n := range sws {
 		lft := make([]byte, size)
-		for i := range lft {
-			lft[i] = NoRoute
-		}
+		fillNoRoute(lft)
 		out[n] = lft
 		r.s, r.node, r.lft = s, n, lft
 		r.adjPort, r.adjTo = adjPort[adj[s]:adj[s+1]], adjTo[adj[s]:adj[s+1]]
 		clear(r.load[:])
 		if g.LMC == 0 {
-			r.routeLMC0(order, sws)
+			r.routeLMC0(eps, sws)
 			continue
 		}
 		r.priv = map[endport][]remoteUse{}
@@ -191,6 +193,44 @@ func LFTs(g *Graph) ([][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// fillNoRoute sets every entry of lft to NoRoute, doubling the filled
+// prefix with copy (one bulk write per step instead of one per entry).
+func fillNoRoute(lft []byte) {
+	if len(lft) == 0 {
+		return
+	}
+	lft[0] = NoRoute
+	for i := 1; i < len(lft); i *= 2 {
+		copy(lft[i:], lft[:i])
+	}
+}
+
+// routedEnd is an end port of the order list as routeLMC0 needs it on
+// every switch: its LID, the number of the switch it hangs off and the
+// port there, and whether that switch has a LID (without one only the
+// switch itself routes the end port, as target says).
+type routedEnd struct {
+	lid   uint16
+	port  uint8
+	swLID bool
+	sw    int32
+}
+
+// routedEnds resolves the order list once for all switches (the part of
+// target that does not depend on the switch being routed), leaving out
+// the end ports no switch routes: without a LID or a link to a switch.
+func routedEnds(g *Graph, order []endport, swNum []int32) []routedEnd {
+	eps := make([]routedEnd, 0, len(order))
+	for _, ep := range order {
+		pp := &g.Nodes[ep.node].Ports[ep.port]
+		if pp.LID == 0 || pp.Peer < 0 || !g.Nodes[pp.Peer].Switch {
+			continue
+		}
+		eps = append(eps, routedEnd{lid: pp.LID, port: pp.PeerPort, swLID: g.Nodes[pp.Peer].Ports[0].LID != 0, sw: swNum[pp.Peer]})
+	}
+	return eps
 }
 
 // remoteUse is one node an end port's LIDs are routed to from the
@@ -344,7 +384,7 @@ func (r *minHop) onShortest(pn uint8, d int, least uint8) bool {
 // is still bl it is still the choice, and after it is counted the next
 // choice is the first later port still at bl (the earlier ones are
 // above bl), or, when there is none, a new search.
-func (r *minHop) routeLMC0(order []endport, sws []int32) {
+func (r *minHop) routeLMC0(eps []routedEnd, sws []int32) {
 	type cset struct {
 		ports []uint8
 		bi    int    // index of the remembered choice, -1: none
@@ -418,21 +458,67 @@ func (r *minHop) routeLMC0(order []endport, sws []int32) {
 		r.load[best]++
 		return best
 	}
-	for _, ep := range order {
-		pp := &r.g.Nodes[ep.node].Ports[ep.port]
-		if pp.LID == 0 {
+	// The end ports as target sees them: hanging off this switch
+	// (direct), or off switch d, routed when d has a LID and a path
+	// (setOf[d] < 0 when it has none). This is choose(d, true) inlined,
+	// with the loads and the state of the set in use (its ports, bi, bl)
+	// in local variables, written back when another set is used: the
+	// same choices with far fewer memory accesses, which matters under
+	// the race detector (it instruments every one but those of local
+	// variables). A switch's end ports are together in the order list,
+	// so the set changes seldom.
+	load := r.load
+	lft := r.lft
+	cur := int32(-1)
+	var ports [256]uint8
+	np, bi, bl := 0, -1, uint32(0)
+	for _, e := range eps {
+		d := int(e.sw)
+		if d == r.s {
+			lft[e.lid] = e.port
+			load[e.port]++
 			continue
 		}
-		d, _, direct, isDirect, ok := r.target(ep.node, ep.port)
-		switch {
-		case !ok:
-		case isDirect:
-			r.lft[pp.LID] = direct
-			r.load[direct]++
-		default:
-			r.lft[pp.LID] = choose(d, true)
+		if !e.swLID {
+			continue
 		}
+		id := setOf[d]
+		if id < 0 {
+			continue
+		}
+		if id != cur {
+			if cur >= 0 {
+				sets[cur].bi, sets[cur].bl = bi, bl
+			}
+			cur = id
+			cs := &sets[id]
+			np = copy(ports[:], cs.ports)
+			bi, bl = cs.bi, cs.bl
+		}
+		if bi < 0 || load[ports[bi]] != bl {
+			bi, bl = 0, load[ports[0]]
+			for j := 1; j < np; j++ {
+				if load[ports[j]] < bl {
+					bi, bl = j, load[ports[j]]
+				}
+			}
+		}
+		best := ports[bi]
+		next := -1
+		for j := bi + 1; j < np; j++ {
+			if load[ports[j]] == bl {
+				next = j
+				break
+			}
+		}
+		bi = next
+		load[best]++
+		lft[e.lid] = best
 	}
+	if cur >= 0 {
+		sets[cur].bi, sets[cur].bl = bi, bl
+	}
+	r.load = load
 	for _, n := range sws {
 		lid := r.g.Nodes[n].Ports[0].LID
 		if lid == 0 {

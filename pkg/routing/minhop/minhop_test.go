@@ -40,3 +40,70 @@ func TestLFTsOrderAndCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestLFTsSwitchWithoutLID: an end port hanging off a switch without a
+// LID is routed by that switch (out of its port there) and by no other
+// (OpenSM's NO_PATH: the path to a switch is found through its LID).
+// Switches A (LID 1) and B (no LID) are linked A[1]-B[1]; h1 (LID 3) is
+// on A[2], h2 (LID 4) on B[2].
+func TestLFTsSwitchWithoutLID(t *testing.T) {
+	none := Port{Peer: -1}
+	g := &Graph{Nodes: []Node{
+		{GUID: 0xa, SysGUID: 0xa, Switch: true, Ports: []Port{{LID: 1, Peer: -1}, {Peer: 1, PeerPort: 1}, {Peer: 2, PeerPort: 1}}},
+		{GUID: 0xb, SysGUID: 0xb, Switch: true, Ports: []Port{{Peer: -1}, {Peer: 0, PeerPort: 1}, {Peer: 3, PeerPort: 1}}},
+		{GUID: 0x103, SysGUID: 0x103, Ports: []Port{none, {LID: 3, Peer: 0, PeerPort: 2}}},
+		{GUID: 0x104, SysGUID: 0x104, Ports: []Port{none, {LID: 4, Peer: 1, PeerPort: 2}}},
+	}}
+	lfts, err := LFTs(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]byte{{NoRoute, 0, NoRoute, 2, NoRoute}, {NoRoute, 1, NoRoute, 1, 2}} {
+		if got := lfts[i]; len(got) != 64 || !bytes.Equal(got[:5], want) {
+			t.Errorf("switch %d: LFT %v, want %v", i, got[:5], want)
+		}
+	}
+}
+
+// BenchmarkLFTs routes a 2-level fat tree: 96 leaves of 64 hosts, each
+// leaf linked once to each of 48 spines (6,144 hosts, 144 switches).
+func BenchmarkLFTs(b *testing.B) {
+	const leaves, spines, hosts = 96, 48, 64
+	g := &Graph{}
+	// nodes: spines, then leaves, then hosts
+	leaf := func(l int) int32 { return int32(spines + l) }
+	host := func(l, h int) int32 { return int32(spines + leaves + l*hosts + h) }
+	lid := uint16(1)
+	for s := 0; s < spines; s++ {
+		ports := []Port{{LID: lid, Peer: -1}}
+		lid++
+		for l := 0; l < leaves; l++ {
+			ports = append(ports, Port{Peer: leaf(l), PeerPort: uint8(hosts + 1 + s)})
+		}
+		g.Nodes = append(g.Nodes, Node{GUID: uint64(0x1000 + s), SysGUID: uint64(0x1000 + s), Switch: true, Ports: ports})
+	}
+	for l := 0; l < leaves; l++ {
+		ports := []Port{{LID: lid, Peer: -1}}
+		lid++
+		for h := 0; h < hosts; h++ {
+			ports = append(ports, Port{Peer: host(l, h), PeerPort: 1})
+		}
+		for s := 0; s < spines; s++ {
+			ports = append(ports, Port{Peer: int32(s), PeerPort: uint8(1 + l)})
+		}
+		g.Nodes = append(g.Nodes, Node{GUID: uint64(0x2000 + l), SysGUID: uint64(0x2000 + l), Switch: true, Ports: ports})
+	}
+	for l := 0; l < leaves; l++ {
+		for h := 0; h < hosts; h++ {
+			g.Nodes = append(g.Nodes, Node{GUID: uint64(0x10000 + l*hosts + h), SysGUID: uint64(0x10000 + l*hosts + h),
+				Ports: []Port{{Peer: -1}, {LID: lid, Peer: leaf(l), PeerPort: uint8(1 + h)}}})
+			lid++
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LFTs(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

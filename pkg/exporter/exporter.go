@@ -31,7 +31,11 @@ type Collection struct {
 	At       time.Time
 	Duration time.Duration
 	Result   *discover.Result
-	// Counters may be nil (not read); CountersErr is why.
+	// Counters may be nil (not read); CountersErr is why. Collect keeps
+	// in it the node reports, the failures and the samples beyond a
+	// threshold (portcounters.Config.OverOnly); every port's values are
+	// in PortCounters. A Counters that kept every sample is used as
+	// given.
 	Counters    *portcounters.Report
 	CountersErr error
 	// Health may be nil (the checks did not run).
@@ -41,6 +45,10 @@ type Collection struct {
 	Name func(*model.Node) string
 	// MaxOpVLs is OpenSM's max_op_vls for the link checks (0: default).
 	MaxOpVLs uint8
+
+	// ports are every port's counters as Collect read them (nil: take
+	// them from Counters)
+	ports *portStore
 }
 
 // Partial reports whether part of the collection is missing: discovery

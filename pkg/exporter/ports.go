@@ -1,0 +1,211 @@
+package exporter
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
+	"github.com/ibfabric/ibdiag/pkg/pma"
+	"github.com/ibfabric/ibdiag/pkg/portcounters"
+)
+
+// PortCounters are one port's PerfMgt counters as the metrics give them.
+type PortCounters struct {
+	// Failed: the port's counters could not be read (nothing else is
+	// set).
+	Failed bool
+	// Ext: read from PortCountersExtended (64-bit data counters, and the
+	// unicast and multicast packet counters).
+	Ext bool
+	// Errors are the error counters judged (portcounters.Sample.Errors).
+	Errors pma.Errors
+	// XmitData and RcvData count 4-byte units; these four come from
+	// PortCountersExtended when Ext, else from PortCounters.
+	XmitData, RcvData, XmitPkts, RcvPkts uint64
+	// Set only when Ext.
+	UnicastXmitPkts, UnicastRcvPkts, MulticastXmitPkts, MulticastRcvPkts uint64
+	// QP1Dropped is PortCounters' QP1Dropped.
+	QP1Dropped uint64
+}
+
+func countersOf(s *portcounters.Sample) PortCounters {
+	if s.Err != nil {
+		return PortCounters{Failed: true}
+	}
+	pc := PortCounters{Ext: s.HasExt, Errors: s.Errors, QP1Dropped: uint64(s.Counters.QP1Dropped)}
+	if s.HasExt {
+		x := &s.Ext
+		pc.XmitData, pc.RcvData, pc.XmitPkts, pc.RcvPkts = x.PortXmitData, x.PortRcvData, x.PortXmitPkts, x.PortRcvPkts
+		pc.UnicastXmitPkts, pc.UnicastRcvPkts = x.PortUnicastXmitPkts, x.PortUnicastRcvPkts
+		pc.MulticastXmitPkts, pc.MulticastRcvPkts = x.PortMulticastXmitPkts, x.PortMulticastRcvPkts
+	} else {
+		x := &s.Counters
+		pc.XmitData, pc.RcvData = uint64(x.PortXmitData), uint64(x.PortRcvData)
+		pc.XmitPkts, pc.RcvPkts = uint64(x.PortXmitPkts), uint64(x.PortRcvPkts)
+	}
+	return pc
+}
+
+// portStore keeps every port's PortCounters, packed: per node, one
+// record per port in the order read (ascending port numbers), each the
+// port number, a flags byte and the values as uvarints (most counters
+// are small, so a port takes about 25 bytes where a
+// portcounters.Sample takes about 480: 0.2 MB instead of 3.9 MB on the
+// 2,144-node tree).
+type portStore struct {
+	mu    sync.Mutex
+	nodes map[*model.Node][]byte
+}
+
+const (
+	recFailed = 1 << iota
+	recExt
+)
+
+// maxRecord bounds one record: port, flags, 13 error counters and at most
+// 9 more values, 10 bytes each.
+const maxRecord = binary.MaxVarintLen64 * (2 + pma.NumErrors + 9)
+
+func newPortStore() *portStore { return &portStore{nodes: map[*model.Node][]byte{}} }
+
+// add records s, a sample of a port of n (a switch's sum is not a port's
+// and is left out). Safe for concurrent use.
+func (st *portStore) add(n *model.Node, s *portcounters.Sample) {
+	if s.Port < 0 || s.Port > 255 {
+		return
+	}
+	var buf [maxRecord]byte
+	b := appendRecord(buf[:0], s.Port, countersOf(s))
+	st.mu.Lock()
+	st.nodes[n] = append(st.nodes[n], b...)
+	st.mu.Unlock()
+}
+
+func appendRecord(b []byte, port int, pc PortCounters) []byte {
+	var flags byte
+	if pc.Failed {
+		flags |= recFailed
+	}
+	if pc.Ext {
+		flags |= recExt
+	}
+	b = append(b, byte(port), flags)
+	if pc.Failed {
+		return b
+	}
+	for _, v := range pc.Errors {
+		b = binary.AppendUvarint(b, v)
+	}
+	for _, v := range [...]uint64{pc.XmitData, pc.RcvData, pc.XmitPkts, pc.RcvPkts} {
+		b = binary.AppendUvarint(b, v)
+	}
+	if pc.Ext {
+		for _, v := range [...]uint64{pc.UnicastXmitPkts, pc.UnicastRcvPkts, pc.MulticastXmitPkts, pc.MulticastRcvPkts} {
+			b = binary.AppendUvarint(b, v)
+		}
+	}
+	return binary.AppendUvarint(b, pc.QP1Dropped)
+}
+
+// nextRecord decodes the record at the start of b: its port, its
+// counters and the rest of b (ok false when b is empty or cut short).
+func nextRecord(b []byte) (port int, pc PortCounters, rest []byte, ok bool) {
+	if len(b) < 2 {
+		return 0, pc, nil, false
+	}
+	port, flags := int(b[0]), b[1]
+	b = b[2:]
+	pc.Failed, pc.Ext = flags&recFailed != 0, flags&recExt != 0
+	if pc.Failed {
+		return port, pc, b, true
+	}
+	next := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			ok = false
+			b = nil
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	ok = true
+	for i := range pc.Errors {
+		pc.Errors[i] = next()
+	}
+	pc.XmitData, pc.RcvData, pc.XmitPkts, pc.RcvPkts = next(), next(), next(), next()
+	if pc.Ext {
+		pc.UnicastXmitPkts, pc.UnicastRcvPkts, pc.MulticastXmitPkts, pc.MulticastRcvPkts = next(), next(), next(), next()
+	}
+	pc.QP1Dropped = next()
+	return port, pc, b, ok
+}
+
+// records returns n's records (nil when none was read).
+func (st *portStore) records(n *model.Node) []byte {
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.nodes[n]
+}
+
+// storeOf packs a report that kept every sample (a Collection built by
+// hand rather than by Collect).
+func storeOf(r *portcounters.Report) *portStore {
+	st := newPortStore()
+	for i := range r.Nodes {
+		nr := &r.Nodes[i]
+		for j := range nr.Ports {
+			st.add(nr.Node, &nr.Ports[j])
+		}
+	}
+	return st
+}
+
+// cursor walks one node's records in port order.
+type cursor struct {
+	b    []byte
+	port int // port of the record decoded into pc, -1 for none
+	pc   PortCounters
+}
+
+// at returns the counters of port p (ok false when not read); calls for
+// one node must come in ascending port order.
+func (c *cursor) at(p int) (*PortCounters, bool) {
+	for c.port < p {
+		port, pc, rest, ok := nextRecord(c.b)
+		if !ok {
+			c.port, c.b = 256, nil
+			break
+		}
+		c.port, c.pc, c.b = port, pc, rest
+	}
+	if c.port == p {
+		return &c.pc, true
+	}
+	return nil, false
+}
+
+// PortCounters returns the counters read from port num of n (ok false
+// when they were not read).
+func (c *Collection) PortCounters(n *model.Node, num int) (PortCounters, bool) {
+	cur := cursor{b: c.store().records(n), port: -1}
+	if pc, ok := cur.at(num); ok {
+		return *pc, true
+	}
+	return PortCounters{}, false
+}
+
+// store returns the collection's port store, packing Counters' samples
+// when Collect did not fill it (nil when the counters were not read).
+func (c *Collection) store() *portStore {
+	switch {
+	case c.Counters == nil:
+		return nil
+	case c.ports == nil:
+		return storeOf(c.Counters)
+	}
+	return c.ports
+}

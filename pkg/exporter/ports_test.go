@@ -2,7 +2,9 @@ package exporter
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -148,6 +150,34 @@ func TestPackedCountersAsTheReport(t *testing.T) {
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) || !bytes.Contains(a.Bytes(), []byte("_port_symbol_error_total{")) {
 			t.Errorf("%s: the metrics from the packed counters (%d bytes) differ from the report's (%d bytes)", net, a.Len(), b.Len())
+		}
+	}
+}
+
+// TestGzipStored: the gzip member the handler writes by hand for the
+// exporter's own metrics decodes, alone and before another member, to
+// what was stored, at every size up to several deflate blocks.
+func TestGzipStored(t *testing.T) {
+	for _, n := range []int{0, 1, 300, 0xffff, 0x10000, 200000} {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(i*7 + i>>9)
+		}
+		b := appendGzipStored(nil, p)
+		var next bytes.Buffer
+		zw := gzip.NewWriter(&next)
+		zw.Write([]byte("next member\n"))
+		zw.Close()
+		zr, err := gzip.NewReader(bytes.NewReader(append(b, next.Bytes()...)))
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if want := append(p, "next member\n"...); !bytes.Equal(got, want) {
+			t.Errorf("%d bytes: read back %d bytes, not what was stored", n, len(got))
 		}
 	}
 }

@@ -305,7 +305,15 @@ func Write(w io.Writer, c *Collection) error {
 			}
 		}
 	})
-	pw := &portWriter{t: t, name: name, degraded: degraded, st: c.store()}
+	if st := c.store(); st != nil {
+		for _, kn := range byKind {
+			kn.recs = make([][]byte, len(kn.nodes))
+			for i, n := range kn.nodes {
+				kn.recs[i] = st.records(n)
+			}
+		}
+	}
+	pw := &portWriter{t: t, name: name, degraded: degraded}
 	// families in name order, as client_golang writes them
 	pw.info(famHCAInfo, byKind["hca"])
 	pw.ports(portFams["hca"], byKind["hca"])
@@ -319,10 +327,11 @@ func Write(w io.Writer, c *Collection) error {
 }
 
 // kindNodes are the nodes of one kind written, with their GUIDs (as
-// labels) and names.
+// labels), names and packed counters (recs nil: not read).
 type kindNodes struct {
 	nodes        []*model.Node
 	guids, names []string
+	recs         [][]byte
 }
 
 // portWriter writes the per-port families of a collection.
@@ -330,8 +339,6 @@ type portWriter struct {
 	t        *text
 	name     func(*model.Node) string
 	degraded map[*model.PhysPort]bool
-	// st has the ports' counters (nil: not read)
-	st *portStore
 }
 
 // info writes a node info family (switch_info, hca_info).
@@ -382,25 +389,31 @@ func up(v func(pp *model.PhysPort) float64) func(pp *model.PhysPort) (float64, b
 	}
 }
 
-// eachRead writes fam's sample of every port of kn whose counters were
-// read (v's ok), from the packed counters.
-func (w *portWriter) eachRead(fam *family, kn *kindNodes, v func(pc *PortCounters) (float64, bool)) {
-	if w.st == nil {
+// Which ports of a node a counter family has a sample of.
+const (
+	anyRead = iota // every port whose counters were looked for and found (read or failed)
+	readOK         // every port whose counters were read
+	readExt        // every port read from PortCountersExtended
+)
+
+// eachRead writes fam's sample of the ports of kn whose counters are in
+// the store (which: anyRead, readOK, readExt), its value v of their
+// record.
+func (w *portWriter) eachRead(fam *family, kn *kindNodes, which int, v func(r record) float64) {
+	if kn.recs == nil {
 		return
 	}
 	for i, n := range kn.nodes {
-		cur := cursor{b: w.st.records(n), port: -1}
+		cur := cursor{b: kn.recs[i], port: -1}
 		for _, pp := range n.Ports {
 			if !written(n, pp) || isDown(pp) {
 				continue
 			}
-			pc, ok := cur.at(int(pp.Num))
-			if !ok {
+			r, ok := cur.at(int(pp.Num))
+			if !ok || (which != anyRead && r.failed()) || (which == readExt && !r.ext()) {
 				continue
 			}
-			if x, ok := v(pc); ok {
-				w.t.sample(fam, x, kn.guids[i], strconv.Itoa(int(pp.Num)))
-			}
+			w.t.sample(fam, v(r), kn.guids[i], strconv.Itoa(int(pp.Num)))
 		}
 	}
 }
@@ -440,38 +453,22 @@ func (w *portWriter) ports(d *portFamilies, kn *kindNodes) {
 				uplinkType(rp.Node), strconv.Itoa(int(rp.Num)), strconv.Itoa(int(rp.BaseLID())))
 		}
 	}
-	w.eachRead(d.readFailed, kn, func(pc *PortCounters) (float64, bool) { return b2f(pc.Failed), true })
-	// read is a counter of a port whose counters were read
-	read := func(v func(pc *PortCounters) float64) func(pc *PortCounters) (float64, bool) {
-		return func(pc *PortCounters) (float64, bool) {
-			if pc.Failed {
-				return 0, false
-			}
-			return v(pc), true
-		}
-	}
-	// ext is a counter PortCountersExtended alone has
-	ext := func(v func(pc *PortCounters) float64) func(pc *PortCounters) (float64, bool) {
-		return func(pc *PortCounters) (float64, bool) {
-			if pc.Failed || !pc.Ext {
-				return 0, false
-			}
-			return v(pc), true
-		}
-	}
-	w.eachRead(d.ext64, kn, read(func(pc *PortCounters) float64 { return b2f(pc.Ext) }))
+	w.eachRead(d.readFailed, kn, anyRead, func(r record) float64 { return b2f(r.failed()) })
+	w.eachRead(d.ext64, kn, readOK, func(r record) float64 { return b2f(r.ext()) })
 	for e := range d.errs {
-		w.eachRead(d.errs[e], kn, read(func(pc *PortCounters) float64 { return float64(pc.Errors[e]) }))
+		w.eachRead(d.errs[e], kn, readOK, func(r record) float64 { return float64(r.field(e)) })
 	}
-	w.eachRead(d.xmitData, kn, read(func(pc *PortCounters) float64 { return float64(pc.XmitData) * 4 }))
-	w.eachRead(d.rcvData, kn, read(func(pc *PortCounters) float64 { return float64(pc.RcvData) * 4 }))
-	w.eachRead(d.xmitPkts, kn, read(func(pc *PortCounters) float64 { return float64(pc.XmitPkts) }))
-	w.eachRead(d.rcvPkts, kn, read(func(pc *PortCounters) float64 { return float64(pc.RcvPkts) }))
-	w.eachRead(d.ucXmit, kn, ext(func(pc *PortCounters) float64 { return float64(pc.UnicastXmitPkts) }))
-	w.eachRead(d.ucRcv, kn, ext(func(pc *PortCounters) float64 { return float64(pc.UnicastRcvPkts) }))
-	w.eachRead(d.mcXmit, kn, ext(func(pc *PortCounters) float64 { return float64(pc.MulticastXmitPkts) }))
-	w.eachRead(d.mcRcv, kn, ext(func(pc *PortCounters) float64 { return float64(pc.MulticastRcvPkts) }))
-	w.eachRead(d.qp1, kn, read(func(pc *PortCounters) float64 { return float64(pc.QP1Dropped) }))
+	// the data counters in bytes (PerfMgt counts 4-byte units)
+	w.eachRead(d.xmitData, kn, readOK, func(r record) float64 { return float64(r.field(fXmitData)) * 4 })
+	w.eachRead(d.rcvData, kn, readOK, func(r record) float64 { return float64(r.field(fRcvData)) * 4 })
+	field := func(k int) func(r record) float64 { return func(r record) float64 { return float64(r.field(k)) } }
+	w.eachRead(d.xmitPkts, kn, readOK, field(fXmitPkts))
+	w.eachRead(d.rcvPkts, kn, readOK, field(fRcvPkts))
+	w.eachRead(d.ucXmit, kn, readExt, field(fUnicastXmit))
+	w.eachRead(d.ucRcv, kn, readExt, field(fUnicastRcv))
+	w.eachRead(d.mcXmit, kn, readExt, field(fMulticastXmit))
+	w.eachRead(d.mcRcv, kn, readExt, field(fMulticastRcv))
+	w.eachRead(d.qp1, kn, readOK, field(fQP1Dropped))
 }
 
 // writeHealth writes the health report's findings (counted by place),

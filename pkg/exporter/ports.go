@@ -86,7 +86,7 @@ func newPortStore() *portStore { return &portStore{nodes: map[*model.Node][]byte
 // add records s, a sample of a port of n (a switch's sum is not a port's
 // and is left out). Safe for concurrent use.
 func (st *portStore) add(n *model.Node, s *portcounters.Sample) {
-	if s.Port < 0 || s.Port > 255 {
+	if s.Port < 0 || s.Port >= int(pma.AllPorts) {
 		return
 	}
 	var buf [maxRecord]byte

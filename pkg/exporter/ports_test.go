@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ibfabric/ibdiag/pkg/discover"
+	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pma"
 	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/sim"
@@ -74,6 +75,13 @@ func TestRecordRoundTrip(t *testing.T) {
 		case want != nil && pc != *want:
 			t.Errorf("port %d: %+v, want %+v", p, pc, *want)
 		}
+	}
+	// a switch's AllPortSelect sum is no port's
+	st, n := newPortStore(), &model.Node{}
+	st.add(n, &portcounters.Sample{Port: int(pma.AllPorts)})
+	st.add(n, &portcounters.Sample{Port: 3})
+	if port, _, rest, ok := nextRecord(st.records(n)); !ok || port != 3 || len(rest) != 0 {
+		t.Errorf("after a sum and port 3: the records are %v, want port 3's alone", st.records(n))
 	}
 	if _, _, _, ok := nextRecord(b[:len(b)-1]); !ok {
 		t.Error("the first record is whole")

@@ -238,37 +238,30 @@ func clientGolangMetrics(c *Collection) []prometheus.Metric {
 			if c.Counters == nil {
 				continue
 			}
-			s := c.Counters.Lookup(n, int(pp.Num))
-			if s == nil {
+			s, ok := c.PortCounters(n, int(pp.Num))
+			if !ok {
 				continue
 			}
-			if s.Err != nil {
+			if s.Failed {
 				add(d.readFailed, prometheus.GaugeValue, 1, lv...)
 				continue
 			}
 			add(d.readFailed, prometheus.GaugeValue, 0, lv...)
-			add(d.ext64, prometheus.GaugeValue, b2f(s.HasExt), lv...)
+			add(d.ext64, prometheus.GaugeValue, b2f(s.Ext), lv...)
 			for i, v := range s.Errors {
 				add(d.errs[i], prometheus.CounterValue, float64(v), lv...)
 			}
-			if s.HasExt {
-				x := &s.Ext
-				add(d.xmitData, prometheus.CounterValue, float64(x.PortXmitData)*4, lv...)
-				add(d.rcvData, prometheus.CounterValue, float64(x.PortRcvData)*4, lv...)
-				add(d.xmitPkts, prometheus.CounterValue, float64(x.PortXmitPkts), lv...)
-				add(d.rcvPkts, prometheus.CounterValue, float64(x.PortRcvPkts), lv...)
-				add(d.ucXmit, prometheus.CounterValue, float64(x.PortUnicastXmitPkts), lv...)
-				add(d.ucRcv, prometheus.CounterValue, float64(x.PortUnicastRcvPkts), lv...)
-				add(d.mcXmit, prometheus.CounterValue, float64(x.PortMulticastXmitPkts), lv...)
-				add(d.mcRcv, prometheus.CounterValue, float64(x.PortMulticastRcvPkts), lv...)
-			} else {
-				x := &s.Counters
-				add(d.xmitData, prometheus.CounterValue, float64(x.PortXmitData)*4, lv...)
-				add(d.rcvData, prometheus.CounterValue, float64(x.PortRcvData)*4, lv...)
-				add(d.xmitPkts, prometheus.CounterValue, float64(x.PortXmitPkts), lv...)
-				add(d.rcvPkts, prometheus.CounterValue, float64(x.PortRcvPkts), lv...)
+			add(d.xmitData, prometheus.CounterValue, float64(s.XmitData)*4, lv...)
+			add(d.rcvData, prometheus.CounterValue, float64(s.RcvData)*4, lv...)
+			add(d.xmitPkts, prometheus.CounterValue, float64(s.XmitPkts), lv...)
+			add(d.rcvPkts, prometheus.CounterValue, float64(s.RcvPkts), lv...)
+			if s.Ext {
+				add(d.ucXmit, prometheus.CounterValue, float64(s.UnicastXmitPkts), lv...)
+				add(d.ucRcv, prometheus.CounterValue, float64(s.UnicastRcvPkts), lv...)
+				add(d.mcXmit, prometheus.CounterValue, float64(s.MulticastXmitPkts), lv...)
+				add(d.mcRcv, prometheus.CounterValue, float64(s.MulticastRcvPkts), lv...)
 			}
-			add(d.qp1, prometheus.CounterValue, float64(s.Counters.QP1Dropped), lv...)
+			add(d.qp1, prometheus.CounterValue, float64(s.QP1Dropped), lv...)
 		}
 	}
 	return ms

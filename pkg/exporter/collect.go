@@ -56,15 +56,18 @@ func Collect(ctx context.Context, cfg Config) (*Collection, error) {
 	in := cfg.Input
 	in.Result = res
 	// the metrics have every port's counters: a switch is read port by
-	// port, not only through its AllPortSelect sum
-	in.Counters.PerPort = true
+	// port, not only through its AllPortSelect sum; each port's values
+	// are packed as they arrive, and the report keeps only the samples
+	// the counters check reports
+	st := newPortStore()
+	in.Counters.PerPort, in.Counters.OverOnly, in.Counters.Sampled = true, true, st.add
 	if in.Querier == nil {
 		in.Querier = &discover.Querier{Transport: cfg.Transport, Timeout: cfg.Discover.Timeout, Retries: cfg.Discover.Retries}
 	}
 	if cfg.Prepare != nil {
 		cfg.Prepare(ctx, res, &in)
 	}
-	c := &Collection{At: start, Result: res, Name: cfg.Name, MaxOpVLs: in.MaxOpVLs}
+	c := &Collection{At: start, Result: res, Name: cfg.Name, MaxOpVLs: in.MaxOpVLs, ports: st}
 	if len(cfg.Checks) > 0 {
 		rep, err := health.Run(ctx, in, cfg.Checks)
 		if err != nil {

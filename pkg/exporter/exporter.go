@@ -8,7 +8,9 @@ package exporter
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"strconv"
@@ -31,7 +33,11 @@ type Collection struct {
 	At       time.Time
 	Duration time.Duration
 	Result   *discover.Result
-	// Counters may be nil (not read); CountersErr is why.
+	// Counters may be nil (not read); CountersErr is why. Collect keeps
+	// in it the node reports, the failures and the samples beyond a
+	// threshold (portcounters.Config.OverOnly); every port's values are
+	// in PortCounters. A Counters that kept every sample is used as
+	// given.
 	Counters    *portcounters.Report
 	CountersErr error
 	// Health may be nil (the checks did not run).
@@ -41,6 +47,10 @@ type Collection struct {
 	Name func(*model.Node) string
 	// MaxOpVLs is OpenSM's max_op_vls for the link checks (0: default).
 	MaxOpVLs uint8
+
+	// ports are every port's counters as Collect read them (nil: take
+	// them from Counters)
+	ports *portStore
 }
 
 // Partial reports whether part of the collection is missing: discovery
@@ -104,7 +114,13 @@ func (e *Exporter) SetClock(now func() time.Time) {
 // Set makes c the result served, fresh. It encodes c's metrics once
 // (gzipped), so that a scrape only copies them; c itself is not kept.
 func (e *Exporter) Set(c *Collection) error {
+	// room for about the last result's size, so that the buffer is not
+	// grown by doubling (and copied) while the collection is still held
+	e.mu.RLock()
+	last := len(e.gz)
+	e.mu.RUnlock()
 	var b bytes.Buffer
+	b.Grow(last + last/8 + 4096)
 	zw, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 	if err != nil {
 		return err
@@ -115,8 +131,12 @@ func (e *Exporter) Set(c *Collection) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
+	gz := b.Bytes()
+	if cap(gz)-len(gz) > len(gz)/8+4096 {
+		gz = bytes.Clone(gz) // served until the next sweep: not with a lot of room unused
+	}
 	e.mu.Lock()
-	e.at, e.gz, e.stale = c.At, bytes.Clone(b.Bytes()), false
+	e.at, e.gz, e.stale = c.At, gz, false
 	e.mu.Unlock()
 	return nil
 }
@@ -202,24 +222,44 @@ func Handler(e *Exporter) http.Handler {
 			WriteText(w, e)
 			return
 		}
-		var b bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-		if err := e.writeOwn(zw); err != nil {
+		var own bytes.Buffer
+		if err := e.writeOwn(&own); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		if err := zw.Close(); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
+		// a few hundred bytes: stored, not compressed (a compress/flate
+		// writer allocates about 1 MB)
+		b := appendGzipStored(nil, own.Bytes())
 		e.mu.RLock()
 		gz := e.gz
 		e.mu.RUnlock()
 		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Set("Content-Length", strconv.Itoa(b.Len()+len(gz)))
-		w.Write(b.Bytes())
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)+len(gz)))
+		w.Write(b)
 		w.Write(gz)
 	})
+}
+
+// appendGzipStored appends p to b as one gzip member (RFC 1952) of
+// stored deflate blocks (RFC 1951, BTYPE 00): what gzip.Writer at
+// gzip.NoCompression writes, without its compressor.
+func appendGzipStored(b, p []byte) []byte {
+	// magic, deflate, no flags, no time, no extra flags, OS unknown (as
+	// gzip.Writer writes them)
+	b = append(b, 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff)
+	sum, size := crc32.ChecksumIEEE(p), uint32(len(p))
+	for first := true; first || len(p) > 0; first = false {
+		n := min(len(p), 0xffff)
+		final := byte(0)
+		if n == len(p) {
+			final = 1
+		}
+		b = append(b, final, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		b = append(b, p[:n]...)
+		p = p[n:]
+	}
+	b = binary.LittleEndian.AppendUint32(b, sum)
+	return binary.LittleEndian.AppendUint32(b, size)
 }
 
 // acceptsGzip reports whether an Accept-Encoding header allows gzip.

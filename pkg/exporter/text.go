@@ -10,7 +10,6 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/model"
 	"github.com/ibfabric/ibdiag/pkg/pathav"
 	"github.com/ibfabric/ibdiag/pkg/pma"
-	"github.com/ibfabric/ibdiag/pkg/portcounters"
 	"github.com/ibfabric/ibdiag/pkg/smp"
 )
 
@@ -234,28 +233,14 @@ func appendFloat(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
-// portRow is what the per-port families of one port need, worked out
-// once.
-type portRow struct {
-	lv       [3]string // guid, port, node name
-	state    uint8
-	phys     uint8
-	down     bool
-	lanes    float64
-	rate     float64
-	gbps     float64
-	widthTok string
-	speedTok string
-	remote   bool
-	degraded bool
-	uplink   [5]string // name, guid, type, port, lid
-	s        *portcounters.Sample
-}
-
 // Write writes the metrics of one collection in the text exposition
 // format (without the exporter's own: up, stale, the result's age). A
 // node whose GUID and name repeat an earlier node's (a duplicate GUID,
 // which the ids check reports) is written once, the first.
+//
+// It works from the model and the packed counters family by family,
+// without a copy of the ports: what a sample needs is worked out again
+// for each family it is in, which costs less than holding it.
 func Write(w io.Writer, c *Collection) error {
 	t := newText(w)
 	t.sample(famDuration, c.Duration.Seconds(), "ibcheck")
@@ -292,163 +277,198 @@ func Write(w io.Writer, c *Collection) error {
 		guid       uint64
 	}
 	seen := map[nodeKey]bool{}
-	var nodes []*model.Node
-	var names []string
+	// the nodes written, by kind, with their GUIDs and names as labels
+	byKind := map[string]*kindNodes{"hca": {}, "router": {}, "switch": {}}
 	counts := map[string]int{}
 	for _, n := range f.Nodes {
-		counts[kind(n)]++
+		k := kind(n)
+		counts[k]++
 		nm := name(n)
-		k := nodeKey{kind(n), nm, n.GUID()}
-		if seen[k] {
+		key := nodeKey{k, nm, n.GUID()}
+		if seen[key] {
 			continue
 		}
-		seen[k] = true
-		nodes, names = append(nodes, n), append(names, nm)
+		seen[key] = true
+		kn := byKind[k]
+		kn.nodes, kn.guids, kn.names = append(kn.nodes, n), append(kn.guids, hexGUID(n.GUID())), append(kn.names, nm)
 	}
+	seen = nil
 	for _, k := range []string{"hca", "router", "switch"} {
 		t.sample(famNodes, float64(counts[k]), k)
 	}
-	info := func(fam *family, k string) {
-		for i, n := range nodes {
-			if kind(n) != k {
-				continue
-			}
-			lid := ""
-			if p := firstPort(n); p != nil {
-				lid = strconv.Itoa(int(p.BaseLID()))
-			}
-			t.sample(fam, 1, hexGUID(n.GUID()), names[i], lid)
-		}
-	}
 	degraded := map[*model.PhysPort]bool{}
-	for _, l := range pathav.CheckLinks(f, c.MaxOpVLs) {
-		for _, p := range l.Problems {
+	f.Links(func(a, b *model.PhysPort) {
+		// pathav.CheckLinks, one link at a time
+		for _, p := range pathav.CheckLink(a, b, c.MaxOpVLs).Problems {
 			if p.Kind == pathav.Width || p.Kind == pathav.Speed {
-				degraded[l.A], degraded[l.B] = true, true
+				degraded[a], degraded[b] = true, true
+			}
+		}
+	})
+	if st := c.store(); st != nil {
+		for _, kn := range byKind {
+			kn.recs = make([][]byte, len(kn.nodes))
+			for i, n := range kn.nodes {
+				kn.recs[i] = st.records(n)
 			}
 		}
 	}
-	rows := map[string][]portRow{}
-	for i, n := range nodes {
-		k := kind(n)
-		g := hexGUID(n.GUID())
-		for _, pp := range n.Ports {
-			if pp == nil || !pp.HasInfo || (pp.Num == 0 && n.IsSwitch()) {
-				continue
-			}
-			pi := &pp.Info
-			r := portRow{lv: [3]string{g, strconv.Itoa(int(pp.Num)), names[i]},
-				state: pi.PortState, phys: pi.PortPhysicalState, down: pi.PortState == smp.PortStateDown}
-			if !r.down {
-				caps := pp.CapInfo()
-				r.lanes = float64(lanes(pi.LinkWidthActive))
-				r.rate = smp.RateGbps(smp.PortRate(pi, caps)) * 1e9 / 8
-				r.speedTok = smp.PortSpeedToken(pi, caps, pp.FDR10())
-				r.gbps = laneGbps(r.speedTok)
-				r.widthTok = smp.WidthToken(pi.LinkWidthActive)
-				if rp := pp.Remote; rp != nil {
-					r.remote, r.degraded = true, degraded[pp]
-					r.uplink = [5]string{name(rp.Node), hexGUID(rp.Node.GUID()), uplinkType(rp.Node),
-						strconv.Itoa(int(rp.Num)), strconv.Itoa(int(rp.BaseLID()))}
-				}
-				if c.Counters != nil {
-					r.s = c.Counters.Lookup(n, int(pp.Num))
-				}
-			}
-			rows[k] = append(rows[k], r)
-		}
-	}
+	pw := &portWriter{t: t, name: name, degraded: degraded}
 	// families in name order, as client_golang writes them
-	info(famHCAInfo, "hca")
-	writePorts(t, portFams["hca"], rows["hca"])
+	pw.info(famHCAInfo, byKind["hca"])
+	pw.ports(portFams["hca"], byKind["hca"])
 	if c.Health != nil {
 		writeHealth(t, c.Health)
 	}
-	writePorts(t, portFams["router"], rows["router"])
-	info(famSwitchInfo, "switch")
-	writePorts(t, portFams["switch"], rows["switch"])
+	pw.ports(portFams["router"], byKind["router"])
+	pw.info(famSwitchInfo, byKind["switch"])
+	pw.ports(portFams["switch"], byKind["switch"])
 	return t.flush()
 }
 
-// writePorts writes the per-port families of one node kind, a family at
-// a time.
-func writePorts(t *text, d *portFamilies, rows []portRow) {
-	each := func(fam *family, v func(r *portRow) (float64, bool)) {
-		for i := range rows {
-			r := &rows[i]
-			if x, ok := v(r); ok {
-				t.sample(fam, x, r.lv[0], r.lv[1])
+// kindNodes are the nodes of one kind written, with their GUIDs (as
+// labels), names and packed counters (recs nil: not read).
+type kindNodes struct {
+	nodes        []*model.Node
+	guids, names []string
+	recs         [][]byte
+}
+
+// portWriter writes the per-port families of a collection.
+type portWriter struct {
+	t        *text
+	name     func(*model.Node) string
+	degraded map[*model.PhysPort]bool
+}
+
+// info writes a node info family (switch_info, hca_info).
+func (w *portWriter) info(fam *family, kn *kindNodes) {
+	for i, n := range kn.nodes {
+		lid := ""
+		if p := firstPort(n); p != nil {
+			lid = strconv.Itoa(int(p.BaseLID()))
+		}
+		w.t.sample(fam, 1, kn.guids[i], kn.names[i], lid)
+	}
+}
+
+// written reports whether port pp of n has per-port samples.
+func written(n *model.Node, pp *model.PhysPort) bool {
+	return pp != nil && pp.HasInfo && !(pp.Num == 0 && n.IsSwitch())
+}
+
+func isDown(pp *model.PhysPort) bool { return pp.Info.PortState == smp.PortStateDown }
+
+// speed is an active port's lane speed token and its lane rate.
+func speed(pp *model.PhysPort) (string, float64) {
+	tok := smp.PortSpeedToken(&pp.Info, pp.CapInfo(), pp.FDR10())
+	return tok, laneGbps(tok)
+}
+
+// each writes fam's sample of every port of kn that has one (v's ok).
+func (w *portWriter) each(fam *family, kn *kindNodes, v func(pp *model.PhysPort) (float64, bool)) {
+	for i, n := range kn.nodes {
+		for _, pp := range n.Ports {
+			if !written(n, pp) {
+				continue
+			}
+			if x, ok := v(pp); ok {
+				w.t.sample(fam, x, kn.guids[i], strconv.Itoa(int(pp.Num)))
 			}
 		}
 	}
-	up := func(v func(r *portRow) float64) func(r *portRow) (float64, bool) {
-		return func(r *portRow) (float64, bool) {
-			if r.down {
-				return 0, false
-			}
-			return v(r), true
-		}
-	}
-	// read is a counter of a port whose counters were read
-	read := func(v func(s *portcounters.Sample) (float64, bool)) func(r *portRow) (float64, bool) {
-		return func(r *portRow) (float64, bool) {
-			if r.s == nil || r.s.Err != nil {
-				return 0, false
-			}
-			return v(r.s)
-		}
-	}
-	each(d.state, func(r *portRow) (float64, bool) { return float64(r.state), true })
-	each(d.phys, func(r *portRow) (float64, bool) { return float64(r.phys), true })
-	each(d.width, up(func(r *portRow) float64 { return r.lanes }))
-	each(d.rate, up(func(r *portRow) float64 { return r.rate }))
-	each(d.rawRate, up(func(r *portRow) float64 { return r.lanes * r.gbps * 1e9 / 8 }))
-	each(d.speedGbps, up(func(r *portRow) float64 { return r.gbps }))
-	for i := range rows {
-		if r := &rows[i]; !r.down {
-			t.sample(d.linkInfo, 1, r.lv[0], r.lv[1], r.widthTok, r.speedTok)
-		}
-	}
-	each(d.degraded, func(r *portRow) (float64, bool) { return b2f(r.degraded), r.remote })
-	for i := range rows {
-		if r := &rows[i]; r.remote {
-			t.sample(d.uplink, 1, r.lv[0], r.lv[1], r.lv[2], r.uplink[0], r.uplink[1], r.uplink[2], r.uplink[3], r.uplink[4])
-		}
-	}
-	each(d.readFailed, func(r *portRow) (float64, bool) {
-		if r.s == nil {
+}
+
+// up is v for a port that is not down.
+func up(v func(pp *model.PhysPort) float64) func(pp *model.PhysPort) (float64, bool) {
+	return func(pp *model.PhysPort) (float64, bool) {
+		if isDown(pp) {
 			return 0, false
 		}
-		return b2f(r.s.Err != nil), true
-	})
-	each(d.ext64, read(func(s *portcounters.Sample) (float64, bool) { return b2f(s.HasExt), true }))
-	for e := range d.errs {
-		each(d.errs[e], read(func(s *portcounters.Sample) (float64, bool) { return float64(s.Errors[e]), true }))
+		return v(pp), true
 	}
-	ext := func(v func(x *pma.PortCountersExtended) float64) func(r *portRow) (float64, bool) {
-		return read(func(s *portcounters.Sample) (float64, bool) { return v(&s.Ext), s.HasExt })
+}
+
+// Which ports of a node a counter family has a sample of.
+const (
+	anyRead = iota // every port whose counters were looked for and found (read or failed)
+	readOK         // every port whose counters were read
+	readExt        // every port read from PortCountersExtended
+)
+
+// eachRead writes fam's sample of the ports of kn whose counters are in
+// the store (which: anyRead, readOK, readExt), its value v of their
+// record.
+func (w *portWriter) eachRead(fam *family, kn *kindNodes, which int, v func(r record) float64) {
+	if kn.recs == nil {
+		return
 	}
-	both := func(vx func(x *pma.PortCountersExtended) float64, v func(x *pma.PortCounters) float64) func(r *portRow) (float64, bool) {
-		return read(func(s *portcounters.Sample) (float64, bool) {
-			if s.HasExt {
-				return vx(&s.Ext), true
+	for i, n := range kn.nodes {
+		cur := cursor{b: kn.recs[i], port: -1}
+		for _, pp := range n.Ports {
+			if !written(n, pp) || isDown(pp) {
+				continue
 			}
-			return v(&s.Counters), true
-		})
+			r, ok := cur.at(int(pp.Num))
+			if !ok || (which != anyRead && r.failed()) || (which == readExt && !r.ext()) {
+				continue
+			}
+			w.t.sample(fam, v(r), kn.guids[i], strconv.Itoa(int(pp.Num)))
+		}
 	}
-	each(d.xmitData, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortXmitData) * 4 },
-		func(x *pma.PortCounters) float64 { return float64(x.PortXmitData) * 4 }))
-	each(d.rcvData, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortRcvData) * 4 },
-		func(x *pma.PortCounters) float64 { return float64(x.PortRcvData) * 4 }))
-	each(d.xmitPkts, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortXmitPkts) },
-		func(x *pma.PortCounters) float64 { return float64(x.PortXmitPkts) }))
-	each(d.rcvPkts, both(func(x *pma.PortCountersExtended) float64 { return float64(x.PortRcvPkts) },
-		func(x *pma.PortCounters) float64 { return float64(x.PortRcvPkts) }))
-	each(d.ucXmit, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortUnicastXmitPkts) }))
-	each(d.ucRcv, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortUnicastRcvPkts) }))
-	each(d.mcXmit, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortMulticastXmitPkts) }))
-	each(d.mcRcv, ext(func(x *pma.PortCountersExtended) float64 { return float64(x.PortMulticastRcvPkts) }))
-	each(d.qp1, read(func(s *portcounters.Sample) (float64, bool) { return float64(s.Counters.QP1Dropped), true }))
+}
+
+// ports writes the per-port families of one node kind, a family at a
+// time.
+func (w *portWriter) ports(d *portFamilies, kn *kindNodes) {
+	w.each(d.state, kn, func(pp *model.PhysPort) (float64, bool) { return float64(pp.Info.PortState), true })
+	w.each(d.phys, kn, func(pp *model.PhysPort) (float64, bool) { return float64(pp.Info.PortPhysicalState), true })
+	w.each(d.width, kn, up(func(pp *model.PhysPort) float64 { return float64(lanes(pp.Info.LinkWidthActive)) }))
+	w.each(d.rate, kn, up(func(pp *model.PhysPort) float64 {
+		return smp.RateGbps(smp.PortRate(&pp.Info, pp.CapInfo())) * 1e9 / 8
+	}))
+	w.each(d.rawRate, kn, up(func(pp *model.PhysPort) float64 {
+		_, gbps := speed(pp)
+		return float64(lanes(pp.Info.LinkWidthActive)) * gbps * 1e9 / 8
+	}))
+	w.each(d.speedGbps, kn, up(func(pp *model.PhysPort) float64 { _, gbps := speed(pp); return gbps }))
+	for i, n := range kn.nodes {
+		for _, pp := range n.Ports {
+			if written(n, pp) && !isDown(pp) {
+				tok, _ := speed(pp)
+				w.t.sample(d.linkInfo, 1, kn.guids[i], strconv.Itoa(int(pp.Num)), smp.WidthToken(pp.Info.LinkWidthActive), tok)
+			}
+		}
+	}
+	w.each(d.degraded, kn, func(pp *model.PhysPort) (float64, bool) {
+		return b2f(w.degraded[pp]), !isDown(pp) && pp.Remote != nil
+	})
+	for i, n := range kn.nodes {
+		for _, pp := range n.Ports {
+			if !written(n, pp) || isDown(pp) || pp.Remote == nil {
+				continue
+			}
+			rp := pp.Remote
+			w.t.sample(d.uplink, 1, kn.guids[i], strconv.Itoa(int(pp.Num)), kn.names[i], w.name(rp.Node), hexGUID(rp.Node.GUID()),
+				uplinkType(rp.Node), strconv.Itoa(int(rp.Num)), strconv.Itoa(int(rp.BaseLID())))
+		}
+	}
+	w.eachRead(d.readFailed, kn, anyRead, func(r record) float64 { return b2f(r.failed()) })
+	w.eachRead(d.ext64, kn, readOK, func(r record) float64 { return b2f(r.ext()) })
+	for e := range d.errs {
+		w.eachRead(d.errs[e], kn, readOK, func(r record) float64 { return float64(r.field(e)) })
+	}
+	// the data counters in bytes (PerfMgt counts 4-byte units)
+	w.eachRead(d.xmitData, kn, readOK, func(r record) float64 { return float64(r.field(fXmitData)) * 4 })
+	w.eachRead(d.rcvData, kn, readOK, func(r record) float64 { return float64(r.field(fRcvData)) * 4 })
+	field := func(k int) func(r record) float64 { return func(r record) float64 { return float64(r.field(k)) } }
+	w.eachRead(d.xmitPkts, kn, readOK, field(fXmitPkts))
+	w.eachRead(d.rcvPkts, kn, readOK, field(fRcvPkts))
+	w.eachRead(d.ucXmit, kn, readExt, field(fUnicastXmit))
+	w.eachRead(d.ucRcv, kn, readExt, field(fUnicastRcv))
+	w.eachRead(d.mcXmit, kn, readExt, field(fMulticastXmit))
+	w.eachRead(d.mcRcv, kn, readExt, field(fMulticastRcv))
+	w.eachRead(d.qp1, kn, readOK, field(fQP1Dropped))
 }
 
 // writeHealth writes the health report's findings (counted by place),

@@ -32,12 +32,19 @@ func (c *checker) creditLoops(ctx context.Context, cr *CheckResult) ([]Finding, 
 	if !c.tablesStatus(cr) {
 		return nil, nil
 	}
+	// first without the route that makes each dependency (most fabrics
+	// have no loop, and keeping them is most of the graph's memory),
+	// then, for a loop found, again with them for the finding: the same
+	// graph and the same loop
 	g := newCDG()
+	g.noWhy = true
 	c.singleVL(g)
-	cycle := g.cycle()
-	if cycle == nil {
+	if g.cycle() == nil {
 		return nil, nil
 	}
+	g = newCDG()
+	c.singleVL(g)
+	cycle := g.cycle()
 	if c.in.SA == nil && c.in.NewSA != nil && c.in.SAWhy == "" {
 		lid, err := c.localSMLID()
 		if err == nil {
@@ -136,6 +143,8 @@ type cdg struct {
 	// DLID (a single-VL graph) or an index into text (text != nil).
 	why  [][]uint32
 	text []string
+	// noWhy leaves why out (reason then says nothing)
+	noWhy bool
 	// has marks, for each channel, the (VL+1)*256+port of the channels
 	// out already holds.
 	has [][]uint64
@@ -150,7 +159,9 @@ func (g *cdg) channel(k chanKey) int {
 	g.id[k] = len(g.ch)
 	g.ch = append(g.ch, k)
 	g.out = append(g.out, nil)
-	g.why = append(g.why, nil)
+	if !g.noWhy {
+		g.why = append(g.why, nil)
+	}
 	g.has = append(g.has, nil)
 	return len(g.ch) - 1
 }
@@ -176,7 +187,7 @@ func (g *cdg) edge(from, to int) bool {
 
 // addDLID adds from -> to, made by the routes to dlid (a single-VL graph).
 func (g *cdg) addDLID(from, to int, dlid uint16) {
-	if g.edge(from, to) {
+	if g.edge(from, to) && !g.noWhy {
 		g.why[from] = append(g.why[from], uint32(dlid))
 	}
 }
@@ -191,6 +202,9 @@ func (g *cdg) addText(from, to int, why func() string) {
 
 // reason is the route that makes the edge from -> to.
 func (g *cdg) reason(from, to int) string {
+	if g.noWhy {
+		return "?"
+	}
 	for i, w := range g.out[from] {
 		if int(w) != to {
 			continue

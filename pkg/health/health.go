@@ -136,8 +136,8 @@ type Report struct {
 	// SMPs and MADs sent by the checks (discovery not included).
 	SMPs, MADs int64
 	// Counters are the PerfMgt counters as the counters check read them
-	// (every port's with Input.Counters.PerPort; nil when it did not run
-	// or could not read them).
+	// (every port's with Input.Counters.PerPort, unless OverOnly; nil
+	// when it did not run or could not read them).
 	Counters *portcounters.Report
 }
 
@@ -174,8 +174,9 @@ type Input struct {
 	// check sets its Querier). Without PerPort a switch whose PMA sums
 	// its ports (AllPortSelect) is read port by port only when the sum
 	// is beyond a threshold, as ibqueryerrors and ibavtrack errors read
-	// it; PerPort reads every port (Report.Counters then has them all,
-	// as the Prometheus exporter needs).
+	// it; PerPort reads every port, as the Prometheus exporter needs
+	// (Report.Counters then has them all, or, with OverOnly, the ones
+	// the check reports, every sample going to Sampled).
 	Counters portcounters.Config
 	// Baseline is the known-good fabric the baseline check compares with
 	// (nil: that check does not run); BaselineKeys what it compares.

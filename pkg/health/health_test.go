@@ -203,6 +203,13 @@ func TestCreditLoops(t *testing.T) {
 	if f.Kind != health.KindCreditLoop || f.Severity != health.Critical || len(f.Evidence) != 6 || !strings.Contains(f.Evidence[5], "one VL") {
 		t.Fatalf("finding %+v, want one credit loop of 5 channels, on one VL", f)
 	}
+	// each dependency with the routes that make it (the graph is first
+	// built without them, and again for a loop found)
+	for _, e := range f.Evidence[:5] {
+		if !strings.Contains(e, ": routes to LID ") {
+			t.Errorf("evidence %q: no route named", e)
+		}
+	}
 	// with the embedded SA: every PathRecord has SL 0, every SLtoVL
 	// table maps SL 0 to VL 0: the loop is on VL 0
 	l := loadSim(t, ring5, true)

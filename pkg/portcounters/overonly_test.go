@@ -3,7 +3,10 @@ package portcounters
 import (
 	"bytes"
 	"context"
+	"sync"
 	"testing"
+
+	"github.com/ibfabric/ibdiag/pkg/model"
 )
 
 // TestOverOnly: a report read with Config.OverOnly keeps only the samples
@@ -80,5 +83,70 @@ func TestOverOnly(t *testing.T) {
 				t.Errorf("OverOnly kept %d of %d samples", kept, all)
 			}
 		})
+	}
+}
+
+// TestSampledSeesEverySample: Config.Sampled is given every sample read,
+// those OverOnly leaves out of the report included, with the values the
+// full report keeps (a switch's AllPortSelect sum too).
+func TestSampledSeesEverySample(t *testing.T) {
+	for _, perPort := range []bool{false, true} {
+		th, _, err := ParseThresholds("th", []byte("SymbolErrorCounter=100\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, tr, fab := simFabric(t, testNet)
+		full, err := Read(context.Background(), Config{Transport: tr, Outstanding: 1, Thresholds: th, PerPort: perPort}, fab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type key struct {
+			node string
+			port int
+		}
+		want := map[key]Sample{}
+		for i := range full.Nodes {
+			nr := &full.Nodes[i]
+			if nr.All != nil {
+				want[key{nr.Node.Description(), nr.All.Port}] = *nr.All
+			}
+			for _, s := range nr.Ports {
+				want[key{nr.Node.Description(), s.Port}] = s
+			}
+		}
+		// the same reads on a fabric of its own (the traffic counters
+		// count the MADs read before)
+		_, tr, fab = simFabric(t, testNet)
+		var mu sync.Mutex
+		got := map[key]Sample{}
+		lean, err := Read(context.Background(), Config{Transport: tr, Outstanding: 4, Thresholds: th, PerPort: perPort, OverOnly: true,
+			Sampled: func(n *model.Node, s *Sample) {
+				mu.Lock()
+				got[key{n.Description(), s.Port}] = *s
+				mu.Unlock()
+			}}, fab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) == 0 || len(got) != len(want) {
+			t.Errorf("PerPort %v: Sampled saw %d samples, the full report has %d", perPort, len(got), len(want))
+		}
+		for k, w := range want {
+			g, ok := got[k]
+			if !ok {
+				t.Errorf("PerPort %v: %s port %d: not given to Sampled", perPort, k.node, k.port)
+				continue
+			}
+			if g.Errors != w.Errors || g.HasExt != w.HasExt || g.Over != w.Over || (g.Err == nil) != (w.Err == nil) {
+				t.Errorf("PerPort %v: %s port %d: Sampled got %+v, the report has %+v", perPort, k.node, k.port, g, w)
+			}
+		}
+		kept := 0
+		for i := range lean.Nodes {
+			kept += len(lean.Nodes[i].Ports)
+		}
+		if kept >= len(got) {
+			t.Errorf("PerPort %v: OverOnly kept %d of %d samples", perPort, kept, len(got))
+		}
 	}
 }

@@ -65,6 +65,12 @@ type Config struct {
 	// libibnetdisc's one-hop discovery from it knows).
 	Node *model.Node
 	Port int
+	// Sampled, when set, is given every sample as it is read (a
+	// switch's AllPortSelect sum too, Port pma.AllPorts), whether or not
+	// the report keeps it (OverOnly): a caller that needs every port's
+	// values can keep them its own way. It is called from the goroutine
+	// reading the node, for different nodes at once, and must not keep s.
+	Sampled func(n *model.Node, s *Sample)
 }
 
 func (c *Config) wants(n *model.Node) bool {
@@ -352,6 +358,7 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 	}
 	if allPorts {
 		s, err := r.sample(ctx, n, nr, int(pma.AllPorts))
+		r.sampled(n, &s)
 		if r.keep(&s) {
 			all := s // (s itself stays on the stack)
 			nr.All = &all
@@ -369,6 +376,7 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 			continue
 		}
 		s, err := r.sample(ctx, n, nr, p)
+		r.sampled(n, &s)
 		if r.keep(&s) {
 			nr.Ports = append(nr.Ports, s)
 		}
@@ -386,6 +394,13 @@ func (r *reader) node(ctx context.Context, n *model.Node, nr *NodeReport) error 
 		return r.clear(ctx, n, nr, int(pma.AllPorts))
 	}
 	return nil
+}
+
+// sampled hands s to Config.Sampled.
+func (r *reader) sampled(n *model.Node, s *Sample) {
+	if r.cfg.Sampled != nil {
+		r.cfg.Sampled(n, s)
+	}
 }
 
 // keep reports whether s stays in the report (Config.OverOnly).

@@ -1,6 +1,5 @@
 #!/bin/sh
-# test-time.sh: how long `make test`'s test step (go test -race -count=1)
-# takes at two commits, measured in ONE run on the same machine, so that
+# test-time.sh: how long `make test`'s test step takes at two commits, measured in ONE run on the same machine, so that
 # a before/after comparison does not depend on what else the machine was
 # doing on another day.
 #
@@ -13,6 +12,11 @@
 #
 # Both commits are checked out into temporary git worktrees (removed at
 # the end, however the script ends), so uncommitted changes play no part.
+# Each commit runs its own Makefile's test step: the environment and
+# flags `make print-test-step` gives (TESTENV, TESTFLAGS), or, for a
+# commit whose Makefile has no such target, `go test -race -count=1
+# -timeout 30m` as make test ran it then.
+#
 # Each is first compiled once (go test -run '^$', not timed: the build
 # cache is then warm for both); then the runs alternate BASE, NEW, NEW,
 # BASE, BASE, NEW, ... so that a change in the machine's load during the
@@ -91,14 +95,27 @@ for w in base new; do
 	git -C "$top" worktree add --detach -q "$work/$w" "$rev" || { echo "test-time: cannot check out $rev" >&2; exit 2; }
 done
 
-echo "test-time: '$go test -race -count=1 $*', $runs runs each of"
+# step W: the test step of worktree W, as "ENV\nFLAGS" in $work/W.step.
+for w in base new; do
+	if ! make -s --no-print-directory -C "$work/$w" print-test-step >"$work/$w.step" 2>/dev/null ||
+		[ "$(wc -l <"$work/$w.step")" -ne 2 ]; then
+		printf '\n%s\n' '-race -count=1 -timeout 30m' >"$work/$w.step"
+	fi
+done
+stepenv() { sed -n 1p "$work/$1.step"; }
+stepflags() { sed -n 2p "$work/$1.step"; }
+
+echo "test-time: make test's test step on $*, $runs runs each of"
 echo "  BASE $base ($(git -C "$top" log -1 --format='%h %s' "$base_rev" | cut -c1-70))"
 echo "  NEW  $new ($(git -C "$top" log -1 --format='%h %s' "$new_rev" | cut -c1-70))"
+for w in base new; do
+	echo "  $w: $(stepenv $w) go test $(stepflags $w)"
+done
 echo "  on $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cores, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'); logs in $work (removed at the end)"
 
 # Compile both once, untimed.
 for w in base new; do
-	if ! (cd "$work/$w" && "$go" test -race -count=1 -run '^$' "$@" >"$work/$w.build.log" 2>&1); then
+	if ! (cd "$work/$w" && "$go" test $(stepflags $w) -run '^$' "$@" >"$work/$w.build.log" 2>&1); then
 		echo "test-time: $w does not build:" >&2
 		tail -20 "$work/$w.build.log" >&2
 		exit 1
@@ -117,9 +134,9 @@ one() {
 	# In the background and in a process group of its own (setsid), so
 	# that a signal to this script is handled at once and stops it all.
 	if [ -n "$timecmd" ]; then
-		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec $setsid $timecmd -f 'TEST-TIME %e %U %S' -o "$work/$w.$n.time" "$go" test -race -count=1 -timeout 30m "$@") >"$log" 2>&1 &
+		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec env $(stepenv $w) $setsid $timecmd -f 'TEST-TIME %e %U %S' -o "$work/$w.$n.time" "$go" test $(stepflags $w) "$@") >"$log" 2>&1 &
 	else
-		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec $setsid "$go" test -race -count=1 -timeout 30m "$@") >"$log" 2>&1 &
+		(cd "$work/$w" && IBSIMTEST_LAUNCH_LOG=$launches exec env $(stepenv $w) $setsid "$go" test $(stepflags $w) "$@") >"$log" 2>&1 &
 	fi
 	gopid=$!
 	wait "$gopid"

@@ -70,8 +70,25 @@ func Require(t testing.TB) {
 }
 
 // lookPath also searches the sbin directories, where Debian puts the
-// infiniband-diags tools, in case PATH lacks them.
+// infiniband-diags tools, in case PATH lacks them. A tool found is
+// remembered for the test binary's life: a package can run thousands of
+// tools, and the PATH search (a stat per directory) cost a test binary
+// under -race more CPU than parsing the tools' output.
 func lookPath(name string) (string, error) {
+	if p, ok := lookPathCache.Load(name); ok {
+		return p.(string), nil
+	}
+	p, err := lookPathUncached(name)
+	if err == nil {
+		lookPathCache.Store(name, p)
+	}
+	return p, err
+}
+
+// lookPathCache maps a tool's name to the path lookPath found.
+var lookPathCache sync.Map
+
+func lookPathUncached(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}

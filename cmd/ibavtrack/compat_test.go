@@ -23,8 +23,6 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
-var prField = regexp.MustCompile(`(?m)^\s*(mtu|rate|dlid|slid)\.+(\S+)\s*$`)
-
 // saPath asks OpenSM's SA for the PathRecord slid→dlid (saquery under the
 // shim), checks that it has that SLID and DLID, and returns its MTU and
 // rate codes (selector bits stripped).
@@ -35,12 +33,15 @@ func saPath(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (mtu
 		t.Fatalf("saquery -p --src-to-dst %d:%d: exit %d\n%s%s", slid, dlid, code, out, errb)
 	}
 	got := map[string]uint64{}
-	for _, m := range prField.FindAllSubmatch(out, -1) {
-		v, err := strconv.ParseUint(string(m[2]), 0, 16)
-		if err != nil {
-			t.Fatalf("saquery field %s: %v", m[1], err)
+	for name, s := range saqueryFields(out) {
+		switch name {
+		case "mtu", "rate", "dlid", "slid":
+			v, err := strconv.ParseUint(s, 0, 16)
+			if err != nil {
+				t.Fatalf("saquery field %s: %v", name, err)
+			}
+			got[name] = v
 		}
-		got[string(m[1])] = v
 	}
 	if got["slid"] != uint64(slid) || got["dlid"] != uint64(dlid) {
 		t.Fatalf("saquery %d:%d answered %v\n%s", slid, dlid, got, out)

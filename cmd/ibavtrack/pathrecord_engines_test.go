@@ -28,23 +28,57 @@ import (
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
-// saqField is one "name.....value" line of saquery -p's PathRecord dump.
-var saqField = regexp.MustCompile(`(?m)^\s*([a-z_0-9]+)\.{2,}(\S+)\s*$`)
-
 // saqueryPR asks OpenSM's SA for slid→dlid with saquery -p --slid --dlid
 // and returns the dump's fields by name (hop_flow_raw, num_path_revers,
 // mtu, rate, pkt_life keep their selector and packed bits).
+//
+// One saquery per pair, not one `saquery -p` with no selector for the
+// whole table (pr_rcv_process_world): OpenSM answers a table of more
+// than three PathRecords in RMPP segments, which the kernel sends, and
+// under ibsim the kernel is libumad2sim, whose umad2sim_write copies at
+// most one 256-byte MAD into ibsim's sim_request (`if (cnt >
+// sizeof(req.mad)) cnt = sizeof(req.mad)`) and does no RMPP. saquery -p
+// on the 4x4 torus (1,024 records at LMC 0) printed the first MAD's
+// records and a cut third one, and exited 0.
 func saqueryPR(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (map[string]string, []byte) {
 	t.Helper()
 	out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(slid)), "--dlid", strconv.Itoa(int(dlid)))
 	if code != 0 {
 		t.Fatalf("saquery -p --slid %d --dlid %d: exit %d\n%s%s", slid, dlid, code, out, errb)
 	}
+	return saqueryFields(out), out
+}
+
+// saqueryFields returns the "name.....value" lines of saquery's record
+// dump by name: a line of optional blanks, a name of [a-z_0-9], two dots
+// or more, a value without blanks and optional trailing blanks (the
+// regexp `(?m)^\s*([a-z_0-9]+)\.{2,}(\S+)\s*$`, without a regexp's cost
+// on thousands of dumps). A name seen twice keeps its last value.
+func saqueryFields(out []byte) map[string]string {
 	f := map[string]string{}
-	for _, m := range saqField.FindAllSubmatch(out, -1) {
-		f[string(m[1])] = string(m[2])
+	for len(out) > 0 {
+		line := out
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			line, out = out[:i], out[i+1:]
+		} else {
+			out = nil
+		}
+		line = bytes.TrimLeft(line, " \t\r\f\v")
+		line = bytes.TrimRight(line, " \t\r\f\v")
+		n := 0
+		for n < len(line) && (line[n] >= 'a' && line[n] <= 'z' || line[n] >= '0' && line[n] <= '9' || line[n] == '_') {
+			n++
+		}
+		d := n
+		for d < len(line) && line[d] == '.' {
+			d++
+		}
+		if n == 0 || d-n < 2 || d == len(line) || bytes.ContainsAny(line[d:], " \t\r\f\v") {
+			continue
+		}
+		f[string(line[:n])] = string(line[d:])
 	}
-	return f, out
+	return f
 }
 
 // randomNet writes an ibsim net file of n switches joined by a random

@@ -156,6 +156,11 @@ type Sim struct {
 	conMu   sync.Mutex
 	logSeen int64
 	logBuf  *lockedBuffer // a shared ibsim's output (LogPath is "")
+
+	// a SharedSA's OpenSM: its process, its end, its log
+	sm        *exec.Cmd
+	smDone    chan struct{}
+	smLogPath string
 }
 
 var seq atomic.Uint32

@@ -129,6 +129,13 @@ func SharedRouted(t testing.TB, netfile, osmHost string, smArgs []string, opts .
 	return nil, ""
 }
 
+// SharedSA skips t: ibsim runs on Linux only.
+func SharedSA(t testing.TB, netfile, osmHost string, smArgs []string, opts ...Option) (*Sim, string) {
+	t.Helper()
+	t.Skip(linuxOnly)
+	return nil, ""
+}
+
 // StopShared does nothing: no ibsim runs here.
 func StopShared() {}
 

@@ -14,8 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,14 +42,93 @@ import (
 // sizeof(req.mad)) cnt = sizeof(req.mad)`) and does no RMPP. saquery -p
 // on the 4x4 torus (1,024 records at LMC 0) printed the first MAD's
 // records and a cut third one, and exited 0.
+//
+// On lashTorus's fabric, shared by three tests that ask the same
+// records, each record is asked once and its dump remembered.
 func saqueryPR(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (map[string]string, []byte) {
 	t.Helper()
-	out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(slid)), "--dlid", strconv.Itoa(int(dlid)))
-	if code != 0 {
-		t.Fatalf("saquery -p --slid %d --dlid %d: exit %d\n%s%s", slid, dlid, code, out, errb)
+	ask := func() []byte {
+		out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(slid)), "--dlid", strconv.Itoa(int(dlid)))
+		if code != 0 {
+			t.Fatalf("saquery -p --slid %d --dlid %d: exit %d\n%s%s", slid, dlid, code, out, errb)
+		}
+		return out
 	}
-	return saqueryFields(out), out
+	saMemo.Lock()
+	if !saMemo.shared[s] {
+		saMemo.Unlock()
+		out := ask()
+		return saqueryFields(out), out
+	}
+	key := saMemoKey{s, host, slid, dlid}
+	e := saMemo.out[key]
+	if e == nil { // this test asks; one asking at the same time waits
+		e = &saMemoEntry{done: make(chan struct{})}
+		saMemo.out[key] = e
+		saMemo.Unlock()
+		func() {
+			defer close(e.done) // also when ask fails the test
+			e.out = ask()
+			e.ok = true
+		}()
+	} else {
+		saMemo.Unlock()
+		<-e.done
+		if !e.ok {
+			t.Fatalf("saquery -p --slid %d --dlid %d failed in another test", slid, dlid)
+		}
+	}
+	return saqueryFields(e.out), e.out
 }
+
+// saMemo holds saqueryPR's answers on the shared fabrics (lashTorus).
+var saMemo struct {
+	sync.Mutex
+	shared map[*ibsimtest.Sim]bool
+	out    map[saMemoKey]*saMemoEntry
+}
+
+type saMemoKey struct {
+	sim        *ibsimtest.Sim
+	host       string
+	slid, dlid uint16
+}
+
+// saMemoEntry is one saquery's dump, there once done is closed (ok false:
+// saquery failed).
+type saMemoEntry struct {
+	done chan struct{}
+	out  []byte
+	ok   bool
+}
+
+// lashTorus is testdata/fabrics/torus.net with OpenSM running lash at
+// LMC 0 as a daemon attached at h00, and its log. Three tests compare
+// ibavtrack with its SA there, from h01: TestPathRecordMatchesSaquery-
+// PerEngine's torus4x4/lash/lmc0 (every PathRecord field), Test-
+// PathSLMatchesSaquery/lash (the SL of path) and TestWatchSLMatchesSaquery
+// (watch's AVs). They only read (SMP and SA Gets), so they share one
+// ibsim and OpenSM (ibsimtest.SharedSA) and saqueryPR asks each record
+// of OpenSM once for all three.
+func lashTorus(t *testing.T) (*ibsimtest.Sim, string) {
+	t.Helper()
+	file, err := filepath.Abs("../../testdata/fabrics/torus.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, logPath := ibsimtest.SharedSA(t, file, "h00", lashTorusArgs)
+	saMemo.Lock()
+	if saMemo.shared == nil {
+		saMemo.shared, saMemo.out = map[*ibsimtest.Sim]bool{}, map[saMemoKey]*saMemoEntry{}
+	}
+	saMemo.shared[s] = true
+	saMemo.Unlock()
+	return s, logPath
+}
+
+// lashTorusArgs are lashTorus's OpenSM options, as
+// TestPathRecordMatchesSaqueryPerEngine gives them for lash at LMC 0.
+var lashTorusArgs = []string{"-l", "0", "-R", "lash"}
 
 // saqueryFields returns the "name.....value" lines of saquery's record
 // dump by name: a line of optional blanks, a name of [a-z_0-9], two dots
@@ -197,8 +278,14 @@ func TestPathRecordMatchesSaqueryPerEngine(t *testing.T) {
 // pairs compared.
 func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int, smArgs []string) int {
 	t0 := time.Now()
-	s := ibsimtest.Start(t, file)
-	logPath := s.StartOpenSM(t, smHost, smArgs...)
+	var s *ibsimtest.Sim
+	var logPath string
+	if filepath.Base(file) == "torus.net" && smHost == "h00" && slices.Equal(smArgs, lashTorusArgs) {
+		s, logPath = lashTorus(t) // shared with two other tests
+	} else {
+		s = ibsimtest.Start(t, file)
+		logPath = s.StartOpenSM(t, smHost, smArgs...)
+	}
 	// OpenSM says which engine configured the switches
 	// (osm_ucast_mgr_process: "<engine> tables configured on all
 	// switches"); an engine that could not route falls back to minhop, a

@@ -57,10 +57,27 @@ func portLIDs(t *testing.T, args []string) ([]uint16, map[uint16]bool) {
 	if code != 0 {
 		t.Fatalf("links: exit %d\n%s", code, stderr)
 	}
+	return lidsOfLinks(t, stdout)
+}
+
+// sessionLIDs is portLIDs on the sweep of a pathSession: what `links
+// --json` would print on that sweep, without a sweep of its own.
+func sessionLIDs(t *testing.T, s *session) ([]uint16, map[uint16]bool) {
+	t.Helper()
+	b, err := json.Marshal(linksJSON(pathav.CheckLinks(s.res.Fabric, model.DefaultMaxOpVLs), "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lidsOfLinks(t, b)
+}
+
+// lidsOfLinks is portLIDs on the output of links --json.
+func lidsOfLinks(t *testing.T, links []byte) ([]uint16, map[uint16]bool) {
+	t.Helper()
 	var doc struct {
 		Links []struct{ A, B endJSON }
 	}
-	if err := json.Unmarshal(stdout, &doc); err != nil {
+	if err := json.Unmarshal(links, &doc); err != nil {
 		t.Fatal(err)
 	}
 	seen, ca := map[uint16]bool{}, map[uint16]bool{}

@@ -299,7 +299,8 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 		t.Fatalf("OpenSM -R %s did not route %s; its log says:\n%s", engine, filepath.Base(file), bytesJoin(lines))
 	}
 	base := []string{"--ibsim-sockname", s.SockName, "--sim-host", host}
-	lids, isCA := portLIDs(t, base)
+	sess := pathSession(t, base...) // one sweep: the LIDs and the pairs
+	lids, isCA := sessionLIDs(t, sess)
 	var cas []uint16 // base LIDs
 	for _, l := range lids {
 		if isCA[l] {
@@ -344,7 +345,7 @@ func comparePathRecords(t *testing.T, file, smHost, host, engine string, lmc int
 		}
 		return v
 	}
-	pr := newPathRunner(t, fmt.Sprint(file, engine, lmc), len(todo), true, base...)
+	pr := newPathRunnerOn(t, sess, fmt.Sprint(file, engine, lmc), len(todo), true, base...)
 	pairs, bad, sls := 0, 0, map[uint8]int{}
 	for _, p := range todo {
 		a, b := p.a, p.b
@@ -469,7 +470,13 @@ const pathCommandEvery = 16
 // for. The test fails at its end when none did.
 func newPathRunner(t *testing.T, label string, total int, check bool, base ...string) *pathRunner {
 	t.Helper()
-	r := &pathRunner{t: t, base: base, check: check, sess: pathSession(t, base...)}
+	return newPathRunnerOn(t, pathSession(t, base...), label, total, check, base...)
+}
+
+// newPathRunnerOn is newPathRunner on sess, a pathSession of base.
+func newPathRunnerOn(t *testing.T, sess *session, label string, total int, check bool, base ...string) *pathRunner {
+	t.Helper()
+	r := &pathRunner{t: t, base: base, check: check, sess: sess}
 	r.rot = int(crc32.ChecksumIEEE([]byte(label)) % uint32(min(pathCommandEvery, max(total, 1))))
 	t.Cleanup(func() {
 		if r.commands == 0 && !t.Failed() {

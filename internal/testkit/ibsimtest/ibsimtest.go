@@ -109,7 +109,12 @@ type options struct {
 	args     []string
 	timeout  time.Duration
 	sockName string
+	preload  string
 }
+
+// WithPreload sets the Sim's Preload: lib is preloaded before
+// libumad2sim.so in every tool and OpenSM run on it (RMPPShim's).
+func WithPreload(lib string) Option { return func(o *options) { o.preload = lib } }
 
 // WithConsole runs ibsim with its console on a FIFO so the test can use
 // (*Sim).Console.
@@ -149,6 +154,9 @@ type Sim struct {
 	Dir string
 	// LogPath is the file holding ibsim's stdout and stderr.
 	LogPath string
+	// Preload is a library preloaded before libumad2sim.so in the tools
+	// and OpenSMs started after it is set (RMPPShim's).
+	Preload string
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -178,6 +186,7 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	}
 	dir := t.TempDir()
 	s := &Sim{
+		Preload:  o.preload,
 		SockName: fmt.Sprintf("ibt%d_%d", os.Getpid(), seq.Add(1)),
 		NetFile:  netfile,
 		Dir:      dir,
@@ -396,7 +405,11 @@ func (s *Sim) Env() []string {
 
 // toolEnv adds the shim and the attach point.
 func (s *Sim) toolEnv(host string) []string {
-	env := append(s.Env(), "LD_PRELOAD="+Shim)
+	preload := Shim
+	if s.Preload != "" {
+		preload = s.Preload + " " + Shim
+	}
+	env := append(s.Env(), "LD_PRELOAD="+preload)
 	if host != "" {
 		env = append(env, "SIM_HOST="+host)
 	}

@@ -136,6 +136,12 @@ func SharedSA(t testing.TB, netfile, osmHost string, smArgs []string, opts ...Op
 	return nil, ""
 }
 
+// WithPreload would preload a library before the shim.
+func WithPreload(string) Option { return func(*options) {} }
+
+// RMPPShim returns "": ibsim runs on Linux only.
+func RMPPShim(testing.TB) string { return "" }
+
 // StopShared does nothing: no ibsim runs here.
 func StopShared() {}
 

@@ -82,7 +82,7 @@ func shared(t testing.TB, netfile, osmHost string, smArgs []string, opts []Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := fmt.Sprintf("%s %q %q %q", abs, o.args, osmHost, smArgs)
+	key := fmt.Sprintf("%s %q %q %q %q", abs, o.args, osmHost, smArgs, o.preload)
 	sharedSims.Lock()
 	if sharedSims.m == nil {
 		sharedSims.m = map[string]*sharedSim{}
@@ -185,6 +185,7 @@ func startShared(netfile string, o options) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{
+		Preload:  o.preload,
 		SockName: fmt.Sprintf("ibt%d_%d", os.Getpid(), seq.Add(1)),
 		NetFile:  netfile,
 		Dir:      dir,

@@ -174,3 +174,49 @@ func TestSharedDirSweep(t *testing.T) {
 		t.Errorf("%s, a gone process's directory, was not removed", stale)
 	}
 }
+
+// TestRMPPShim: OpenSM's whole PathRecord table (saquery -p, no
+// selector) comes through ibsim whole with rmpp2sim preloaded — one
+// record for every ordered pair of LIDs, the one for 3→1 byte for byte
+// the single call's but for the preference, 0 in both here (LMC 0) — and
+// cut to its first MAD without (libumad2sim alone carries one MAD).
+func TestRMPPShim(t *testing.T) {
+	lib := RMPPShim(t)
+	if lib == "" {
+		t.Skip("rmpp2sim: no cc (RMPPShim fails the test under CI=true)")
+	}
+	s, _ := SharedSA(t, exampleNet, "Hca1", nil, WithPreload(lib))
+	out, errOut, exit := s.RunTool(t, "Hca2", "saquery", "-p")
+	if exit != 0 {
+		t.Fatalf("saquery -p: exit %d\n%s", exit, errOut)
+	}
+	recs := strings.Split(string(out), "PathRecord dump:\n")[1:]
+	lids := map[string]bool{}
+	pairs := map[string]string{}
+	for _, r := range recs {
+		var slid, dlid string
+		for _, l := range strings.Split(r, "\n") {
+			l = strings.TrimSpace(l)
+			if v, ok := strings.CutPrefix(l, "slid."); ok {
+				slid = strings.TrimLeft(v, ".")
+			}
+			if v, ok := strings.CutPrefix(l, "dlid."); ok {
+				dlid = strings.TrimLeft(v, ".")
+			}
+		}
+		lids[slid], lids[dlid] = true, true
+		pairs[slid+"→"+dlid] = r
+	}
+	if len(lids) < 4 || len(recs) != len(lids)*len(lids) || len(pairs) != len(recs) {
+		t.Fatalf("saquery -p: %d records, %d distinct, %d LIDs %v: want one per ordered pair\n%.3000s", len(recs), len(pairs), len(lids), lids, out)
+	}
+	one, errOut, exit := s.RunTool(t, "Hca2", "saquery", "-p", "--slid", "3", "--dlid", "1")
+	if exit != 0 || string(one) != "PathRecord dump:\n"+pairs["3→1"] {
+		t.Fatalf("saquery -p --slid 3 --dlid 1: exit %d\n%s%s\nthe table's:\n%s", exit, one, errOut, pairs["3→1"])
+	}
+	plain, _ := SharedSA(t, exampleNet, "Hca1", nil)
+	out, _, _ = plain.RunTool(t, "Hca2", "saquery", "-p")
+	if n := strings.Count(string(out), "PathRecord dump:"); n > 3 {
+		t.Errorf("without rmpp2sim saquery -p printed %d records: libumad2sim carries more than one MAD now?", n)
+	}
+}

@@ -87,11 +87,12 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 			t.Fatalf("CA LIDs %v", cas)
 		}
 		r := newPathRunner(t, "lash", len(cas)*len(cas), true, "--ibsim-sockname", s.SockName, "--sim-host", host)
+		table := newPrTable(t, s, host, "lash", false)
 		pairs, nonzero := 0, 0
 		for _, a := range cas {
 			for _, b := range cas {
 				d := path(t, r, a, b)
-				f, out := saqueryPR(t, s, host, a, b)
+				f, out := table.record(a, b, false)
 				sl, err := strconv.ParseUint(f["sl"], 0, 8)
 				if err != nil {
 					t.Fatalf("saquery -p %d %d: sl %q: %v\n%s", a, b, f["sl"], err, out)
@@ -150,6 +151,7 @@ func TestWatchSLMatchesSaquery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	table := newPrTable(t, s, host, "watch", false)
 	nonzero := 0
 	for i, l := range lines {
 		if err := schema.ValidateJSON([]byte(l)); err != nil {
@@ -163,7 +165,7 @@ func TestWatchSLMatchesSaquery(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
 			t.Fatal(err)
 		}
-		f, out := saqueryPR(t, s, host, ev.AV.SLID, cas[i])
+		f, out := table.record(ev.AV.SLID, cas[i], false)
 		sl, mtu, rate := field(f, out, "sl"), field(f, out, "mtu")&0x3F, field(f, out, "rate")&0x3F
 		if ev.Event != "new" || ev.AVSource != "sa" || ev.AV.DLID != cas[i] || uint64(ev.AV.SL) != sl || uint64(ev.AV.MTU) != mtu || uint64(ev.AV.Rate) != rate {
 			t.Errorf("→%d: %s; saquery sl %d mtu %d rate %d", cas[i], l, sl, mtu, rate)

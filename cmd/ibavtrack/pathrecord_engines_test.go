@@ -148,6 +148,7 @@ type prTable struct {
 	host       string
 	randomSL   bool
 	world      map[[2]uint16]prRecord // nil: no rmpp2sim
+	single     func(a, b uint16) (map[string]string, []byte)
 	k, rot     int
 	singles    int // pairs asked singly as well
 	offDiag    int // pairs off the diagonal asked singly as well
@@ -167,6 +168,7 @@ type prRecord struct {
 func newPrTable(t *testing.T, s *ibsimtest.Sim, host, label string, randomSL bool) *prTable {
 	t.Helper()
 	p := &prTable{t: t, s: s, host: host, randomSL: randomSL, rot: int(crc32.ChecksumIEEE([]byte(label)) % pathCommandEvery)}
+	p.single = func(a, b uint16) (map[string]string, []byte) { return saqueryPR(t, s, host, a, b) }
 	if s.Preload != "" {
 		p.world = saqueryWorld(t, s, host)
 	}
@@ -181,6 +183,22 @@ func newPrTable(t *testing.T, s *ibsimtest.Sim, host, label string, randomSL boo
 			t.Errorf("%s: no PathRecord off the LID diagonal was checked against saquery's single answer", label)
 		}
 	})
+	return p
+}
+
+// bySrcToDst makes p's single call `saquery -t 5000 -p --src-to-dst
+// a:b`, which asks what --slid a --dlid b does (saquery.c sets the
+// query's SLID and DLID from it), and returns p.
+func (p *prTable) bySrcToDst() *prTable {
+	t, s, host := p.t, p.s, p.host
+	p.single = func(a, b uint16) (map[string]string, []byte) {
+		t.Helper()
+		out, errb, code := s.RunTool(t, host, "saquery", "-t", "5000", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", a, b))
+		if code != 0 {
+			t.Fatalf("saquery -p --src-to-dst %d:%d: exit %d\n%s%s", a, b, code, out, errb)
+		}
+		return saqueryFields(out), out
+	}
 	return p
 }
 
@@ -211,7 +229,7 @@ func (p *prTable) record(a, b uint16, offDiag bool) (map[string]string, []byte) 
 	t := p.t
 	t.Helper()
 	if p.world == nil {
-		return saqueryPR(t, p.s, p.host, a, b)
+		return p.single(a, b)
 	}
 	k := p.k
 	p.k++
@@ -228,7 +246,7 @@ func (p *prTable) record(a, b uint16, offDiag bool) (map[string]string, []byte) 
 		t.Fatalf("saquery -p: PathRecord %d→%d has preference %s, want %s (off the LID diagonal: %v)\n%s", a, b, w.f["preference"], wantPref, offDiag, w.raw)
 	}
 	if k%pathCommandEvery == p.rot || (offDiag && p.offDiag == 0) {
-		f, raw := saqueryPR(t, p.s, p.host, a, b)
+		f, raw := p.single(a, b)
 		p.singles++
 		if offDiag {
 			p.offDiag++

@@ -23,24 +23,24 @@ import (
 	"github.com/ibfabric/ibdiag/pkg/routing"
 )
 
-var prField = regexp.MustCompile(`(?m)^\s*(mtu|rate|dlid|slid)\.+(\S+)\s*$`)
-
-// saPath asks OpenSM's SA for the PathRecord slid→dlid (saquery under the
-// shim), checks that it has that SLID and DLID, and returns its MTU and
-// rate codes (selector bits stripped).
-func saPath(t *testing.T, s *ibsimtest.Sim, host string, slid, dlid uint16) (mtu, rate uint8) {
+// saPath gives OpenSM's PathRecord slid→dlid (p.record: from its whole
+// table, some checked against saquery -p --src-to-dst slid:dlid),
+// checks that it has that SLID and DLID, and returns its MTU and rate
+// codes (selector bits stripped). offDiag: slid and dlid are not at the
+// same offset in their ports' LID ranges.
+func saPath(t *testing.T, p *prTable, slid, dlid uint16, offDiag bool) (mtu, rate uint8) {
 	t.Helper()
-	out, errb, code := s.RunTool(t, host, "saquery", "-t", "5000", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
-	if code != 0 {
-		t.Fatalf("saquery -p --src-to-dst %d:%d: exit %d\n%s%s", slid, dlid, code, out, errb)
-	}
+	f, out := p.record(slid, dlid, offDiag)
 	got := map[string]uint64{}
-	for _, m := range prField.FindAllSubmatch(out, -1) {
-		v, err := strconv.ParseUint(string(m[2]), 0, 16)
-		if err != nil {
-			t.Fatalf("saquery field %s: %v", m[1], err)
+	for name, s := range f {
+		switch name {
+		case "mtu", "rate", "dlid", "slid":
+			v, err := strconv.ParseUint(s, 0, 16)
+			if err != nil {
+				t.Fatalf("saquery field %s: %v", name, err)
+			}
+			got[name] = v
 		}
-		got[string(m[1])] = v
 	}
 	if got["slid"] != uint64(slid) || got["dlid"] != uint64(dlid) {
 		t.Fatalf("saquery %d:%d answered %v\n%s", slid, dlid, got, out)
@@ -56,10 +56,27 @@ func portLIDs(t *testing.T, args []string) ([]uint16, map[uint16]bool) {
 	if code != 0 {
 		t.Fatalf("links: exit %d\n%s", code, stderr)
 	}
+	return lidsOfLinks(t, stdout)
+}
+
+// sessionLIDs is portLIDs on the sweep of a pathSession: what `links
+// --json` would print on that sweep, without a sweep of its own.
+func sessionLIDs(t *testing.T, s *session) ([]uint16, map[uint16]bool) {
+	t.Helper()
+	b, err := json.Marshal(linksJSON(pathav.CheckLinks(s.res.Fabric, model.DefaultMaxOpVLs), "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lidsOfLinks(t, b)
+}
+
+// lidsOfLinks is portLIDs on the output of links --json.
+func lidsOfLinks(t *testing.T, links []byte) ([]uint16, map[uint16]bool) {
+	t.Helper()
 	var doc struct {
 		Links []struct{ A, B endJSON }
 	}
-	if err := json.Unmarshal(stdout, &doc); err != nil {
+	if err := json.Unmarshal(links, &doc); err != nil {
 		t.Fatal(err)
 	}
 	seen, ca := map[uint16]bool{}, map[uint16]bool{}
@@ -94,13 +111,15 @@ func TestPathMatchesOpenSM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := ibsimtest.Start(t, abs)
+			s := ibsimtest.Start(t, abs, ibsimtest.WithPreload(ibsimtest.RMPPShim(t)))
 			s.StartOpenSM(t, fb.smHost)
 			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", fb.saHost}
 			lids, isCA := portLIDs(t, args)
 			if len(lids) < 5 {
 				t.Fatalf("only %d LIDs: %v", len(lids), lids)
 			}
+			table := newPrTable(t, s, fb.saHost, fb.file, false).bySrcToDst()
+			table.requireEveryPair(lids) // LMC 0
 			pairs, caPairs := 0, 0
 			r := newPathRunner(t, fb.file, len(lids)*(len(lids)-1), false, args...)
 			for _, a := range lids {
@@ -116,7 +135,7 @@ func TestPathMatchesOpenSM(t *testing.T) {
 					if err := json.Unmarshal(stdout, &doc); err != nil {
 						t.Fatal(err)
 					}
-					mtu, rate := saPath(t, s, fb.saHost, a, b)
+					mtu, rate := saPath(t, table, a, b, false)
 					if doc.AV.MTU != mtu || doc.AV.Rate != rate {
 						t.Errorf("path %d→%d: ours mtu %d rate %d (%g Gb/s, set by %s), OpenSM mtu %d rate %d",
 							a, b, doc.AV.MTU, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, mtu, rate)
@@ -235,7 +254,7 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each LMC has its own ibsim and OpenSM
-			s := ibsimtest.Start(t, abs)
+			s := ibsimtest.Start(t, abs, ibsimtest.WithPreload(ibsimtest.RMPPShim(t)))
 			s.StartOpenSM(t, "h1", smArgs...)
 			args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h2"}
 			f, tabs := ibsimTables(t, s.SockName)
@@ -262,6 +281,11 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 			}
 			if len(lids) != want {
 				t.Fatalf("%d LIDs (%v), want %d", len(lids), lids, want)
+			}
+			table := newPrTable(t, s, "h2", name, false).bySrcToDst()
+			table.requireEveryPair(lids)
+			offDiag := func(a, b uint16) bool { // OpenSM's src_offset != dest_offset
+				return a-f.PortByLID(a).BaseLID() != b-f.PortByLID(b).BaseLID()
 			}
 			rates := map[uint8]bool{}
 			pairs := 0
@@ -300,7 +324,7 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 							t.Errorf("path %d %d: command %+v, library %+v", a, b, doc.AV, av)
 						}
 					}
-					mtu, rate := saPath(t, s, "h2", a, b) // checks SA's SLID and DLID
+					mtu, rate := saPath(t, table, a, b, offDiag(a, b)) // checks SA's SLID and DLID
 					if av.SLID != a || av.DLID != b || av.MTU != mtu || av.Rate != rate {
 						t.Errorf("path %d→%d: ours slid %d dlid %d mtu %d rate %d (%g Gb/s, set by %s), OpenSM mtu %d rate %d",
 							a, b, av.SLID, av.DLID, av.MTU, av.Rate, av.RateGbps, av.RateLimit, mtu, rate)
@@ -328,7 +352,7 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 			if doc.AV.SLID%(1<<lmc) != 0 || doc.AV.DLID%(1<<lmc) != 0 {
 				t.Errorf("path h1 h3: slid %d dlid %d, want base LIDs", doc.AV.SLID, doc.AV.DLID)
 			}
-			mtu, rate := saPath(t, s, "h2", doc.AV.SLID, doc.AV.DLID)
+			mtu, rate := saPath(t, table, doc.AV.SLID, doc.AV.DLID, offDiag(doc.AV.SLID, doc.AV.DLID))
 			if doc.AV.MTU != mtu || doc.AV.Rate != rate {
 				t.Errorf("path h1 h3: mtu %d rate %d, OpenSM %d %d", doc.AV.MTU, doc.AV.Rate, mtu, rate)
 			}
@@ -373,7 +397,7 @@ func TestPathLMCMatchesOpenSM(t *testing.T) {
 				if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.AV == nil {
 					t.Fatalf("watch event %q: %v", line, err)
 				}
-				mtu, rate := saPath(t, s, "h2", src, dsts[i])
+				mtu, rate := saPath(t, table, src, dsts[i], offDiag(src, dsts[i]))
 				if ev.Dst != strconv.Itoa(int(dsts[i])) || ev.AV.SLID != src || ev.AV.DLID != dsts[i] || ev.AV.MTU != mtu || ev.AV.Rate != rate {
 					t.Errorf("watch %s: slid %d dlid %d mtu %d rate %d; OpenSM for %d:%d mtu %d rate %d",
 						ev.Dst, ev.AV.SLID, ev.AV.DLID, ev.AV.MTU, ev.AV.Rate, src, dsts[i], mtu, rate)

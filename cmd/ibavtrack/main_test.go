@@ -4,13 +4,17 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 )
 
 // TestMain lets the tests watch with --interval 1ms (the tool's floor is
 // MinInterval; TestIntervalFloor checks it).
 func TestMain(m *testing.M) {
 	minInterval = time.Millisecond
-	os.Exit(m.Run())
+	code := m.Run()
+	ibsimtest.StopShared() // lashTorus's ibsim and OpenSM
+	os.Exit(code)
 }
 
 // TestIntervalFloor: --interval below MinInterval is refused with one

@@ -25,7 +25,7 @@ func TestPathSimRateAsOpenSMMinHop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ibsimtest.Start(t, file)
+	s := ibsimtest.Start(t, file, ibsimtest.WithPreload(ibsimtest.RMPPShim(t)))
 	s.StartOpenSM(t, "h1", "-R", "minhop")
 	stdout, stderr, code := runTool(t, "links", "--json", "--ibsim-sockname", s.SockName, "--sim-host", "h1")
 	if code != 0 {
@@ -49,7 +49,7 @@ func TestPathSimRateAsOpenSMMinHop(t *testing.T) {
 		t.Fatalf("CAs under OpenSM: %v, want h1..h6", lid)
 	}
 	ourRate := regexp.MustCompile(`(?m)^  Rate .* \(code (\d+)\)`)
-	saRate := regexp.MustCompile(`(?m)^\s*rate\.+(0x[0-9a-fA-F]+)\s*$`)
+	table := newPrTable(t, s, "h1", "minhop", false) // LMC 0
 	slow := 0
 	for a := 1; a <= 6; a++ {
 		for b := 1; b <= 6; b++ {
@@ -63,12 +63,11 @@ func TestPathSimRateAsOpenSMMinHop(t *testing.T) {
 				t.Fatalf("path --sim %s %s: exit %d\n%s%s", src, dst, code, out, errb)
 			}
 			ours, _ := strconv.Atoi(string(m[1]))
-			sout, serr, scode := s.RunTool(t, "h1", "saquery", "-p", "--slid", strconv.Itoa(int(lid[src])), "--dlid", strconv.Itoa(int(lid[dst])))
-			sm := saRate.FindSubmatch(sout)
-			if scode != 0 || sm == nil {
-				t.Fatalf("saquery -p %s→%s: exit %d\n%s%s", src, dst, scode, sout, serr)
+			f, sout := table.record(lid[src], lid[dst], false)
+			want, err := strconv.ParseUint(f["rate"], 0, 8)
+			if err != nil {
+				t.Fatalf("saquery -p %s→%s: rate %q: %v\n%s", src, dst, f["rate"], err, sout)
 			}
-			want, _ := strconv.ParseUint(string(sm[1]), 0, 8)
 			want &= 0x3f
 			if uint64(ours) != want {
 				t.Errorf("%s→%s: path --sim rate code %d, OpenSM minhop's PathRecord %d", src, dst, ours, want)

@@ -5,7 +5,6 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,8 +12,6 @@ import (
 	"github.com/ibfabric/ibdiag/internal/testkit/ibsimtest"
 	"github.com/ibfabric/ibdiag/internal/testkit/jsonschema"
 )
-
-var saSLRE = regexp.MustCompile(`(?m)^\s*sl\.+(0x[0-9a-fA-F]+)\s*$`)
 
 // TestPathSLMatchesSaquery: on ibsim with OpenSM running lash (which
 // assigns SLs deterministically) on a 4x4 torus, `ibavtrack path` takes
@@ -34,7 +31,7 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 		AVSourceNote string `json:"av_source_note"`
 		Problems     []avProblemJSON
 	}
-	t.Parallel() // each subtest has its own ibsim and OpenSM
+	t.Parallel() // each subtest has its own ibsim and OpenSM (lash shares lashTorus's)
 	path := func(t *testing.T, r *pathRunner, a, b uint16) doc {
 		t.Helper()
 		stdout, stderr, code := r.path(a, b)
@@ -78,8 +75,7 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 	t.Run("lash", func(t *testing.T) {
 		t.Parallel()
 		const host = "h01"
-		s := ibsimtest.Start(t, abs("torus.net"))
-		s.StartOpenSM(t, "h00", "-R", "lash")
+		s, _ := lashTorus(t) // OpenSM -R lash at h00, shared
 		lids, isCA := portLIDs(t, []string{"--ibsim-sockname", s.SockName, "--sim-host", host})
 		var cas []uint16
 		for _, l := range lids {
@@ -91,16 +87,16 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 			t.Fatalf("CA LIDs %v", cas)
 		}
 		r := newPathRunner(t, "lash", len(cas)*len(cas), true, "--ibsim-sockname", s.SockName, "--sim-host", host)
+		table := newPrTable(t, s, host, "lash", false)
 		pairs, nonzero := 0, 0
 		for _, a := range cas {
 			for _, b := range cas {
 				d := path(t, r, a, b)
-				out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(a)), "--dlid", strconv.Itoa(int(b)))
-				m := saSLRE.FindSubmatch(out)
-				if code != 0 || m == nil {
-					t.Fatalf("saquery -p %d %d: exit %d\n%s%s", a, b, code, out, errb)
+				f, out := table.record(a, b, false)
+				sl, err := strconv.ParseUint(f["sl"], 0, 8)
+				if err != nil {
+					t.Fatalf("saquery -p %d %d: sl %q: %v\n%s", a, b, f["sl"], err, out)
 				}
-				sl, _ := strconv.ParseUint(string(m[1]), 0, 8)
 				if d.AVSource != "sa" || uint64(d.AV.SL) != sl || len(d.Problems) != 0 {
 					t.Errorf("%d→%d: ours %+v, saquery SL %d", a, b, d, sl)
 				}
@@ -125,12 +121,7 @@ func TestPathSLMatchesSaquery(t *testing.T) {
 func TestWatchSLMatchesSaquery(t *testing.T) {
 	ibsimtest.Require(t)
 	const host = "h01"
-	abs, err := filepath.Abs("../../testdata/fabrics/torus.net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := ibsimtest.Start(t, abs)
-	s.StartOpenSM(t, "h00", "-R", "lash")
+	s, _ := lashTorus(t) // OpenSM -R lash at h00, shared
 	base := []string{"--ibsim-sockname", s.SockName, "--sim-host", host}
 	lids, isCA := portLIDs(t, base)
 	args := append([]string{"watch", "--json", "--count", "1"}, base...)
@@ -149,18 +140,18 @@ func TestWatchSLMatchesSaquery(t *testing.T) {
 	if len(lines) != len(cas) {
 		t.Fatalf("%d events for %d destinations:\n%s%s", len(lines), len(cas), stdout, stderr)
 	}
-	field := func(out []byte, name string) uint64 {
-		m := regexp.MustCompile(`(?m)^\s*` + name + `\.+(0x[0-9a-fA-F]+)\s*$`).FindSubmatch(out)
-		if m == nil {
-			t.Fatalf("saquery: no %s in\n%s", name, out)
+	field := func(f map[string]string, out []byte, name string) uint64 {
+		v, err := strconv.ParseUint(f[name], 0, 8)
+		if err != nil {
+			t.Fatalf("saquery: %s %q: %v\n%s", name, f[name], err, out)
 		}
-		v, _ := strconv.ParseUint(string(m[1]), 0, 8)
 		return v
 	}
 	schema, err := jsonschema.Load("../../docs/av-event.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	table := newPrTable(t, s, host, "watch", false)
 	nonzero := 0
 	for i, l := range lines {
 		if err := schema.ValidateJSON([]byte(l)); err != nil {
@@ -174,11 +165,8 @@ func TestWatchSLMatchesSaquery(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
 			t.Fatal(err)
 		}
-		out, errb, code := s.RunTool(t, host, "saquery", "-p", "--slid", strconv.Itoa(int(ev.AV.SLID)), "--dlid", strconv.Itoa(int(cas[i])))
-		if code != 0 {
-			t.Fatalf("saquery -p: exit %d\n%s%s", code, out, errb)
-		}
-		sl, mtu, rate := field(out, "sl"), field(out, "mtu")&0x3F, field(out, "rate")&0x3F
+		f, out := table.record(ev.AV.SLID, cas[i], false)
+		sl, mtu, rate := field(f, out, "sl"), field(f, out, "mtu")&0x3F, field(f, out, "rate")&0x3F
 		if ev.Event != "new" || ev.AVSource != "sa" || ev.AV.DLID != cas[i] || uint64(ev.AV.SL) != sl || uint64(ev.AV.MTU) != mtu || uint64(ev.AV.Rate) != rate {
 			t.Errorf("→%d: %s; saquery sl %d mtu %d rate %d", cas[i], l, sl, mtu, rate)
 		}

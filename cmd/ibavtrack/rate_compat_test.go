@@ -25,7 +25,7 @@ func TestRateOrderMatchesOpenSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ibsimtest.Start(t, abs)
+	s := ibsimtest.Start(t, abs, ibsimtest.WithPreload(ibsimtest.RMPPShim(t)))
 	s.StartOpenSM(t, "h100")
 	args := []string{"--ibsim-sockname", s.SockName, "--sim-host", "h120"}
 	lids, isCA := portLIDs(t, args)
@@ -38,7 +38,9 @@ func TestRateOrderMatchesOpenSM(t *testing.T) {
 	if len(cas) != 14 {
 		t.Fatalf("%d CA ports, want 14: %v", len(cas), cas)
 	}
-	rates := map[uint8]bool{} // OpenSM's answers
+	table := newPrTable(t, s, "h120", "rates", false).bySrcToDst()
+	table.requireEveryPair(lids) // LMC 0
+	rates := map[uint8]bool{}    // OpenSM's answers
 	r := newPathRunner(t, "rates", len(cas)*(len(cas)-1)/2, false, args...)
 	for i, a := range cas {
 		for _, b := range cas[i+1:] {
@@ -50,7 +52,7 @@ func TestRateOrderMatchesOpenSM(t *testing.T) {
 			if err := json.Unmarshal(stdout, &doc); err != nil {
 				t.Fatal(err)
 			}
-			_, rate := saPath(t, s, "h120", a, b)
+			_, rate := saPath(t, table, a, b, false)
 			if doc.AV.Rate != rate {
 				t.Errorf("path %d→%d: ours rate %d (%g Gb/s, set by %s), OpenSM's PathRecord rate %d (%v Gb/s)",
 					a, b, doc.AV.Rate, doc.AV.RateGbps, doc.AV.RateLimit, rate, smp.RateGbps(rate))

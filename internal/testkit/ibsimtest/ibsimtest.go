@@ -70,8 +70,25 @@ func Require(t testing.TB) {
 }
 
 // lookPath also searches the sbin directories, where Debian puts the
-// infiniband-diags tools, in case PATH lacks them.
+// infiniband-diags tools, in case PATH lacks them. A tool found is
+// remembered for the test binary's life: a package can run thousands of
+// tools, and the PATH search (a stat per directory) cost a test binary
+// under -race more CPU than parsing the tools' output.
 func lookPath(name string) (string, error) {
+	if p, ok := lookPathCache.Load(name); ok {
+		return p.(string), nil
+	}
+	p, err := lookPathUncached(name)
+	if err == nil {
+		lookPathCache.Store(name, p)
+	}
+	return p, err
+}
+
+// lookPathCache maps a tool's name to the path lookPath found.
+var lookPathCache sync.Map
+
+func lookPathUncached(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
@@ -92,7 +109,12 @@ type options struct {
 	args     []string
 	timeout  time.Duration
 	sockName string
+	preload  string
 }
+
+// WithPreload sets the Sim's Preload: lib is preloaded before
+// libumad2sim.so in every tool and OpenSM run on it (RMPPShim's).
+func WithPreload(lib string) Option { return func(o *options) { o.preload = lib } }
 
 // WithConsole runs ibsim with its console on a FIFO so the test can use
 // (*Sim).Console.
@@ -132,6 +154,9 @@ type Sim struct {
 	Dir string
 	// LogPath is the file holding ibsim's stdout and stderr.
 	LogPath string
+	// Preload is a library preloaded before libumad2sim.so in the tools
+	// and OpenSMs started after it is set (RMPPShim's).
+	Preload string
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -139,6 +164,11 @@ type Sim struct {
 	conMu   sync.Mutex
 	logSeen int64
 	logBuf  *lockedBuffer // a shared ibsim's output (LogPath is "")
+
+	// a SharedSA's OpenSM: its process, its end, its log
+	sm        *exec.Cmd
+	smDone    chan struct{}
+	smLogPath string
 }
 
 var seq atomic.Uint32
@@ -156,6 +186,7 @@ func Start(t testing.TB, netfile string, opts ...Option) *Sim {
 	}
 	dir := t.TempDir()
 	s := &Sim{
+		Preload:  o.preload,
 		SockName: fmt.Sprintf("ibt%d_%d", os.Getpid(), seq.Add(1)),
 		NetFile:  netfile,
 		Dir:      dir,
@@ -374,7 +405,11 @@ func (s *Sim) Env() []string {
 
 // toolEnv adds the shim and the attach point.
 func (s *Sim) toolEnv(host string) []string {
-	env := append(s.Env(), "LD_PRELOAD="+Shim)
+	preload := Shim
+	if s.Preload != "" {
+		preload = s.Preload + " " + Shim
+	}
+	env := append(s.Env(), "LD_PRELOAD="+preload)
 	if host != "" {
 		env = append(env, "SIM_HOST="+host)
 	}

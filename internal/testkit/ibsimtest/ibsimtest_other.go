@@ -129,6 +129,19 @@ func SharedRouted(t testing.TB, netfile, osmHost string, smArgs []string, opts .
 	return nil, ""
 }
 
+// SharedSA skips t: ibsim runs on Linux only.
+func SharedSA(t testing.TB, netfile, osmHost string, smArgs []string, opts ...Option) (*Sim, string) {
+	t.Helper()
+	t.Skip(linuxOnly)
+	return nil, ""
+}
+
+// WithPreload would preload a library before the shim.
+func WithPreload(string) Option { return func(*options) {} }
+
+// RMPPShim returns "": ibsim runs on Linux only.
+func RMPPShim(testing.TB) string { return "" }
+
 // StopShared does nothing: no ibsim runs here.
 func StopShared() {}
 

@@ -42,6 +42,19 @@ func SharedRouted(t testing.TB, netfile, osmHost string, smArgs []string, opts .
 	return s, s.Dir
 }
 
+// SharedSA is Shared for a fabric with OpenSM running as a daemon (as
+// StartOpenSM: attached at osmHost, with smArgs), started once with the
+// ibsim, for the tests that only read it and ask its SA. It returns the
+// ibsim and the path of OpenSM's log. OpenSM lives as long as the ibsim.
+func SharedSA(t testing.TB, netfile, osmHost string, smArgs []string, opts ...Option) (sim *Sim, osmLog string) {
+	t.Helper()
+	s := shared(t, netfile, "daemon "+osmHost, smArgs, opts)
+	if !s.smAlive() {
+		t.Fatalf("shared OpenSM on %s attached at %q is gone:\n%s", netfile, osmHost, s.smLog())
+	}
+	return s, s.smLogPath
+}
+
 // sharedSim is one entry of the shared table: started once, by the first
 // test that asks.
 type sharedSim struct {
@@ -69,7 +82,7 @@ func shared(t testing.TB, netfile, osmHost string, smArgs []string, opts []Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := fmt.Sprintf("%s %q %q %q", abs, o.args, osmHost, smArgs)
+	key := fmt.Sprintf("%s %q %q %q %q", abs, o.args, osmHost, smArgs, o.preload)
 	sharedSims.Lock()
 	if sharedSims.m == nil {
 		sharedSims.m = map[string]*sharedSim{}
@@ -82,7 +95,9 @@ func shared(t testing.TB, netfile, osmHost string, smArgs []string, opts []Optio
 	sharedSims.Unlock()
 	e.once.Do(func() {
 		e.sim, e.err = startShared(abs, o)
-		if e.err == nil && osmHost != "" {
+		if host, ok := strings.CutPrefix(osmHost, "daemon "); ok && e.err == nil {
+			e.err = e.sim.startSharedOpenSM(host, smArgs)
+		} else if e.err == nil && osmHost != "" {
 			e.err = e.sim.runSharedOpenSM(osmHost, smArgs)
 		}
 	})
@@ -102,6 +117,7 @@ func StopShared() {
 	defer sharedSims.Unlock()
 	for k, e := range sharedSims.m {
 		if e.sim != nil {
+			e.sim.stopSharedOpenSM()
 			e.sim.stop()
 			os.RemoveAll(e.sim.Dir)
 		}
@@ -169,6 +185,7 @@ func startShared(netfile string, o options) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{
+		Preload:  o.preload,
 		SockName: fmt.Sprintf("ibt%d_%d", os.Getpid(), seq.Add(1)),
 		NetFile:  netfile,
 		Dir:      dir,
@@ -237,6 +254,79 @@ func (s *Sim) runSharedOpenSM(host string, smArgs []string) error {
 		return fmt.Errorf("opensm on %s attached at %q: %s", s.NetFile, host, strings.Join(t.msgs, "\n"))
 	}
 	return nil
+}
+
+// startSharedOpenSM is StartOpenSM for a shared ibsim: OpenSM is started
+// from the launcher thread (its parent-death signal then comes only when
+// the test binary ends), logs to s.Dir and is killed with the ibsim.
+func (s *Sim) startSharedOpenSM(host string, smArgs []string) error {
+	bin, err := lookPath("opensm")
+	if err != nil {
+		return err
+	}
+	s.smLogPath = filepath.Join(s.Dir, "opensm.log")
+	args := append([]string{"-F", "/dev/null", "-f", s.smLogPath, "-D", "0x43", "-d2", "-t", OpenSMTimeoutMS, "--dump_files_dir", s.Dir}, smArgs...)
+	LogLaunch("opensm", args...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(s.toolEnv(host), "OSM_TMP_DIR="+s.Dir, "OSM_CACHE_DIR="+s.Dir)
+	cmd.Dir = s.Dir
+	cmd.SysProcAttr = ProcAttr()
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	onLauncherThread(func() { err = cmd.Start() })
+	if err != nil {
+		return fmt.Errorf("start opensm: %w", err)
+	}
+	done := make(chan struct{})
+	s.sm, s.smDone = cmd, done
+	go func() { cmd.Wait(); close(done) }()
+	deadline := time.Now().Add(2 * time.Minute) // a condition polled, generously
+	for {
+		b, _ := os.ReadFile(s.smLogPath)
+		if bytes.Contains(b, []byte("SUBNET UP")) {
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("opensm %v exited:\n%s\nlog:\n%s", args, out, b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("opensm %v: no SUBNET UP after 2 minutes\nlog:\n%s", args, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// smAlive reports whether s has a shared OpenSM still running.
+func (s *Sim) smAlive() bool {
+	if s.sm == nil {
+		return false
+	}
+	select {
+	case <-s.smDone:
+		return false
+	default:
+		return true
+	}
+}
+
+// smLog is the shared OpenSM's log, for a failure message.
+func (s *Sim) smLog() string {
+	b, _ := os.ReadFile(s.smLogPath)
+	return string(b)
+}
+
+// stopSharedOpenSM kills the shared OpenSM of s, if it has one.
+func (s *Sim) stopSharedOpenSM() {
+	if s.sm == nil || s.sm.Process == nil {
+		return
+	}
+	syscall.Kill(-s.sm.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-s.smDone:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 // setupT is the testing.TB a shared ibsim's setup runs RunOpenSM with:

@@ -45,12 +45,36 @@ func TestShared(t *testing.T) {
 	}
 }
 
+// TestSharedSA: one ibsim with a running OpenSM per net file, host and
+// options, another than the routed one; its SA answers, and StopShared
+// ends the OpenSM with the ibsim.
+func TestSharedSA(t *testing.T) {
+	s, log := SharedSA(t, exampleNet, "Hca1", []string{"-R", "minhop"})
+	if s2, log2 := SharedSA(t, exampleNet, "Hca1", []string{"-R", "minhop"}); s2 != s || log2 != log {
+		t.Fatal("SharedSA: two for the same net file, host and options")
+	}
+	if r, _ := SharedRouted(t, exampleNet, "Hca1", []string{"-R", "minhop"}); r == s {
+		t.Fatal("SharedSA and SharedRouted: the same ibsim")
+	}
+	if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), "SUBNET UP") {
+		t.Fatalf("OpenSM's log %s: %v\n%s", log, err, b)
+	}
+	out, errOut, exit := s.RunTool(t, "Hca2", "saquery", "-p", "--slid", "3", "--dlid", "1")
+	if exit != 0 || !strings.Contains(string(out), "dlid....................1\n") {
+		t.Fatalf("saquery -p on the shared OpenSM: exit %d\n%s%s", exit, out, errOut)
+	}
+}
+
 // TestSharedDiesWithTheTestBinary: a test binary killed by SIGKILL (no
-// cleanup, no TestMain) leaves no shared ibsim behind.
+// cleanup, no TestMain) leaves no shared ibsim or OpenSM behind. (A
+// shared OpenSM started without the parent-death signal also ends, about
+// 10 s after its ibsim, within the bound: this checks that none stays.)
 func TestSharedDiesWithTheTestBinary(t *testing.T) {
 	if os.Getenv("IBSIMTEST_SHARED_CHILD") == "1" {
 		s := Shared(t, exampleNet)
 		os.Stdout.WriteString("ibsim pid " + strconv.Itoa(s.PID()) + "\n")
+		sa, _ := SharedSA(t, exampleNet, "Hca1", nil)
+		os.Stdout.WriteString("opensm pid " + strconv.Itoa(sa.sm.Process.Pid) + "\n")
 		time.Sleep(time.Minute) // killed by the parent long before
 		return
 	}
@@ -69,49 +93,59 @@ func TestSharedDiesWithTheTestBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	line := make(chan string, 1)
+	line := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "ibsim pid "); ok {
-				line <- p
-				return
+			if strings.HasPrefix(sc.Text(), "ibsim pid ") || strings.HasPrefix(sc.Text(), "opensm pid ") {
+				line <- sc.Text()
 			}
 		}
 		close(line)
 	}()
-	var pid int
-	select {
-	case p, ok := <-line:
-		if pid, err = strconv.Atoi(p); !ok || err != nil {
-			t.Fatalf("the child printed no ibsim PID (%q)", p)
+	pids := map[string]int{} // "ibsim", "opensm"
+	for _, want := range []string{"ibsim", "opensm"} {
+		select {
+		case l, ok := <-line:
+			name, p, _ := strings.Cut(l, " pid ")
+			pid, err := strconv.Atoi(p)
+			if !ok || err != nil || name != want {
+				t.Fatalf("the child printed no %s PID (%q)", want, l)
+			}
+			pids[name] = pid
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("the child did not start its shared %s within 2 minutes", want)
 		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the child did not start its shared ibsim within 2 minutes")
 	}
-	// a pidfd turns readable when ibsim exits (gone, or a zombie nobody
-	// reaps): the test waits for that, not for time
-	pfd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		t.Fatalf("pidfd of the shared ibsim %d: %v", pid, err)
+	// a pidfd turns readable when a process exits (gone, or a zombie
+	// nobody reaps): the test waits for that, not for time
+	pfds := map[string]int{}
+	for name, pid := range pids {
+		pfd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Fatalf("pidfd of the shared %s %d: %v", name, pid, err)
+		}
+		defer unix.Close(pfd)
+		pfds[name] = pfd
 	}
-	defer unix.Close(pfd)
 	cmd.Process.Kill()
 	cmd.Wait()
-	fds := []unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 30_000)
-		if err == unix.EINTR {
-			continue
+	for _, name := range []string{"ibsim", "opensm"} {
+		fds := []unix.PollFd{{Fd: int32(pfds[name]), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 30_000)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("poll on the pidfd of %s %d: %v", name, pids[name], err)
+			}
+			if n == 0 {
+				syscall.Kill(pids[name], syscall.SIGKILL)
+				t.Fatalf("shared %s %d still running 30 s after its test binary was killed", name, pids[name])
+			}
+			break
 		}
-		if err != nil {
-			t.Fatalf("poll on the pidfd of ibsim %d: %v", pid, err)
-		}
-		if n == 0 {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("shared ibsim %d still running 30 s after its test binary was killed", pid)
-		}
-		return
 	}
 }
 
@@ -138,5 +172,51 @@ func TestSharedDirSweep(t *testing.T) {
 	if _, err := os.Stat(stale); err == nil {
 		os.RemoveAll(stale)
 		t.Errorf("%s, a gone process's directory, was not removed", stale)
+	}
+}
+
+// TestRMPPShim: OpenSM's whole PathRecord table (saquery -p, no
+// selector) comes through ibsim whole with rmpp2sim preloaded — one
+// record for every ordered pair of LIDs, the one for 3→1 byte for byte
+// the single call's but for the preference, 0 in both here (LMC 0) — and
+// cut to its first MAD without (libumad2sim alone carries one MAD).
+func TestRMPPShim(t *testing.T) {
+	lib := RMPPShim(t)
+	if lib == "" {
+		t.Skip("rmpp2sim: no cc (RMPPShim fails the test under CI=true)")
+	}
+	s, _ := SharedSA(t, exampleNet, "Hca1", nil, WithPreload(lib))
+	out, errOut, exit := s.RunTool(t, "Hca2", "saquery", "-p")
+	if exit != 0 {
+		t.Fatalf("saquery -p: exit %d\n%s", exit, errOut)
+	}
+	recs := strings.Split(string(out), "PathRecord dump:\n")[1:]
+	lids := map[string]bool{}
+	pairs := map[string]string{}
+	for _, r := range recs {
+		var slid, dlid string
+		for _, l := range strings.Split(r, "\n") {
+			l = strings.TrimSpace(l)
+			if v, ok := strings.CutPrefix(l, "slid."); ok {
+				slid = strings.TrimLeft(v, ".")
+			}
+			if v, ok := strings.CutPrefix(l, "dlid."); ok {
+				dlid = strings.TrimLeft(v, ".")
+			}
+		}
+		lids[slid], lids[dlid] = true, true
+		pairs[slid+"→"+dlid] = r
+	}
+	if len(lids) < 4 || len(recs) != len(lids)*len(lids) || len(pairs) != len(recs) {
+		t.Fatalf("saquery -p: %d records, %d distinct, %d LIDs %v: want one per ordered pair\n%.3000s", len(recs), len(pairs), len(lids), lids, out)
+	}
+	one, errOut, exit := s.RunTool(t, "Hca2", "saquery", "-p", "--slid", "3", "--dlid", "1")
+	if exit != 0 || string(one) != "PathRecord dump:\n"+pairs["3→1"] {
+		t.Fatalf("saquery -p --slid 3 --dlid 1: exit %d\n%s%s\nthe table's:\n%s", exit, one, errOut, pairs["3→1"])
+	}
+	plain, _ := SharedSA(t, exampleNet, "Hca1", nil)
+	out, _, _ = plain.RunTool(t, "Hca2", "saquery", "-p")
+	if n := strings.Count(string(out), "PathRecord dump:"); n > 3 {
+		t.Errorf("without rmpp2sim saquery -p printed %d records: libumad2sim carries more than one MAD now?", n)
 	}
 }

@@ -38,7 +38,11 @@ func outputFabrics() []compatFabric {
 
 var warningLine = regexp.MustCompile(`(?m)^WARNING .*\n`)
 
-func warnings(b []byte) string { return strings.Join(warningLine.FindAllString(string(b), -1), "") }
+// warnings is b's warningLine lines.
+func warnings(b []byte) string {
+	lines, _ := cutLines(string(b), "WARNING ", nil)
+	return lines
+}
 
 // TestCompatOutputs compares the lists, the ports report, grouping, the
 // node-name map (good and rejected) and the output precedence with

@@ -51,7 +51,7 @@ func TestCompatChassis(t *testing.T) {
 				t.Errorf("our cache (%d bytes) differs from ibnetdiscover's (%d bytes)", len(ob), len(tb))
 			}
 			for _, c := range []string{cs.ours, cs.theirs} {
-				theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", "--load-cache", c, "-g")
+				theirs, terr, tcode := ibnetdiscoverLoad(t, "--load-cache", c, "-g")
 				ours, oerr, code := runOurs(t, "--load-cache", c, "-g")
 				if code != 0 || tcode != 0 {
 					t.Fatalf("--load-cache -g: exit %d (%s), ibnetdiscover %d (%s)", code, oerr, tcode, terr)

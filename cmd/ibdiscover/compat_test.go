@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ibfabric/ibdiag/internal/testkit/clitest"
@@ -126,7 +127,58 @@ func wantCode(file string) int {
 
 var dateLine = regexp.MustCompile(`(?m)^# Topology file: generated on .*\n`)
 
-func stripDate(b []byte) string { return dateLine.ReplaceAllString(string(b), "") }
+// stripDate is b without its dateLine lines.
+func stripDate(b []byte) string {
+	_, rest := cutLines(string(b), "# Topology file: generated on ", nil)
+	return rest
+}
+
+// cutLines splits s into the lines, each with its newline, that start
+// with prefix and whose rest satisfies ok (nil: any rest), and the text
+// without them: what (?m)^prefix.*\n finds and what replacing it with ""
+// leaves (a last line without a newline never matches). The line
+// filters here are written with it, not with those regular expressions:
+// Go's regexp finds no literal prefix behind (?m)^ and steps through the
+// whole output, which made these filters a sixth of the test binary's
+// CPU under -race. TestLineFilters holds each to its regular expression.
+func cutLines(s, prefix string, ok func(rest string) bool) (lines, rest string) {
+	var m, o strings.Builder
+	copied := 0 // s[:copied] is in lines or o
+	for i := 0; ; {
+		j := strings.Index(s[i:], prefix)
+		if j < 0 {
+			break
+		}
+		j += i
+		nl := strings.IndexByte(s[j:], '\n')
+		if nl < 0 {
+			break // no line after here ends with a newline
+		}
+		end := j + nl + 1
+		if (j == 0 || s[j-1] == '\n') && (ok == nil || ok(s[j+len(prefix):end-1])) {
+			o.WriteString(s[copied:j])
+			m.WriteString(s[j:end])
+			copied, i = end, end
+			continue
+		}
+		i = j + 1
+	}
+	if copied == 0 {
+		return "", s
+	}
+	o.WriteString(s[copied:])
+	return m.String(), o.String()
+}
+
+// digits reports whether s is one or more ASCII digits (\d+).
+func digits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // runOurs runs ibdiscover in-process and returns stdout, stderr and the status.
 func runOurs(t *testing.T, args ...string) ([]byte, []byte, int) {
@@ -237,12 +289,11 @@ var (
 	smpsLine     = regexp.MustCompile(`(?m)^ibdiscover: (\d+) SMPs sent \(\d+ retries\); ibnetdiscover sends \d+ on this fabric$`)
 )
 
-// splitProgress separates -s's "DR path" lines from the rest of b.
+// splitProgress separates -s's "DR path" lines (progressLine) from the
+// rest of b.
 func splitProgress(b []byte) (lines string, rest []byte) {
-	for _, l := range progressLine.FindAll(b, -1) {
-		lines += string(l)
-	}
-	return lines, progressLine.ReplaceAll(b, nil)
+	lines, r := cutLines(string(b), "DR path ", nil)
+	return lines, []byte(r)
 }
 
 // smpsSent is the SMP count ibdiscover -m reports on stderr.
@@ -258,13 +309,22 @@ func smpsSent(t *testing.T, stderr []byte) int {
 
 var madsLine = regexp.MustCompile(`(?m)^# Total MADs used: (\d+)\n`)
 
-func stripMADs(s string) string { return madsLine.ReplaceAllString(s, "") }
+// madsPrefix starts a madsLine.
+const madsPrefix = "# Total MADs used: "
 
+// stripMADs is s without its madsLine lines.
+func stripMADs(s string) string {
+	_, rest := cutLines(s, madsPrefix, digits)
+	return rest
+}
+
+// madsUsed is the count of b's first madsLine, or -1.
 func madsUsed(b []byte) int {
-	m := madsLine.FindSubmatch(b)
-	if m == nil {
+	lines, _ := cutLines(string(b), madsPrefix, digits)
+	if lines == "" {
 		return -1
 	}
-	n, _ := strconv.Atoi(string(m[1]))
+	first, _, _ := strings.Cut(lines, "\n")
+	n, _ := strconv.Atoi(strings.TrimPrefix(first, madsPrefix))
 	return n
 }

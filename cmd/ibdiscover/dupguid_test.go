@@ -192,9 +192,9 @@ func compareTwins(t *testing.T, sim *ibsimtest.Sim, stage, host string, beyond i
 	if ob != string(fixed) {
 		t.Errorf("%s: our cache (%d bytes) differs from ibnetdiscover's (%d bytes, %d without the ports past their node's)", stage, len(ob), len(tb), len(fixed))
 	}
-	compareLoaded(t, sim, host, oc)
+	compareLoaded(t, host, oc)
 	if orphans == 0 {
-		compareLoaded(t, sim, host, tc)
+		compareLoaded(t, host, tc)
 		return
 	}
 	// ibnetdiscover 44 frees the records of ports past their node's
@@ -202,7 +202,7 @@ func compareTwins(t *testing.T, sim *ibsimtest.Sim, stage, host string, beyond i
 	// freed memory: we print from its cache what it prints from the
 	// cache without them (ours).
 	for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
-		want, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", append([]string{"--load-cache", oc}, extra...)...)
+		want, terr, tcode := ibnetdiscoverLoad(t, append([]string{"--load-cache", oc}, extra...)...)
 		if tcode != 0 {
 			t.Fatalf("%s: ibnetdiscover --load-cache ours %v: exit %d: %s", stage, extra, tcode, terr)
 		}

@@ -132,7 +132,7 @@ func TestCompatFaults(t *testing.T) {
 				if _, e, code := runOurs(t, append(ibsimArgs(sim, host), "--cache", cache)...); code != 3 {
 					t.Fatalf("host %q: --cache exit %d: %s", host, code, e)
 				}
-				compareLoaded(t, sim, host, cache)
+				compareLoaded(t, host, cache)
 				// ibnetdiscover 44's own cache of the broken fabric may
 				// reference ports it never stored (it cannot load it
 				// itself); we load it, and what we write from it loads
@@ -141,7 +141,7 @@ func TestCompatFaults(t *testing.T) {
 				if _, e, code := sim.RunTool(t, host, "ibnetdiscover", "-o", "1", "-t", toolTimeout, "--cache", v44); code != 0 {
 					t.Fatalf("host %q: ibnetdiscover --cache: exit %d: %s", host, code, e)
 				}
-				_, _, v44code := sim.RunTool(t, host, "ibnetdiscover", "--load-cache", v44)
+				_, _, v44code := ibnetdiscoverLoad(t, "--load-cache", v44)
 				rewritten := filepath.Join(dir, "rewritten-h"+host+".cache")
 				_, e, code := runOurs(t, "--load-cache", v44, "--cache", rewritten)
 				if code != 0 {
@@ -155,7 +155,7 @@ func TestCompatFaults(t *testing.T) {
 						t.Errorf("host %q: ibnetdiscover 44 cannot load its cache, and ibdiscover does not say it is incomplete: %q", host, e)
 					}
 				}
-				compareLoaded(t, sim, host, rewritten)
+				compareLoaded(t, host, rewritten)
 			}
 		})
 	}
@@ -163,11 +163,11 @@ func TestCompatFaults(t *testing.T) {
 
 // compareLoaded checks that ibnetdiscover 44 loads cache and prints from
 // it what ibdiscover --load-cache prints.
-func compareLoaded(t *testing.T, sim *ibsimtest.Sim, host, cache string) {
+func compareLoaded(t *testing.T, host, cache string) {
 	t.Helper()
 	for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
 		args := append([]string{"--load-cache", cache}, extra...)
-		theirs, terr, tcode := sim.RunTool(t, host, "ibnetdiscover", args...)
+		theirs, terr, tcode := ibnetdiscoverLoad(t, args...)
 		if tcode != 0 {
 			t.Fatalf("host %q: ibnetdiscover %v: exit %d: %s", host, args, tcode, terr)
 		}
@@ -195,8 +195,6 @@ func simArgs(net, host string) []string {
 // ibnetdiscover 44, which prints from them what our --load-cache prints.
 func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
 	ibsimtest.Require(t)
-	// ibnetdiscover opens its port before reading the cache: any ibsim.
-	sim := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net")
 	dir := t.TempDir()
 	specs := []string{
 		"fattree:levels=2,radix=16;Drop 5",
@@ -222,7 +220,7 @@ func TestPartialCacheLoadsInIBNetDiscover(t *testing.T) {
 		}
 		for _, extra := range [][]string{nil, {"-p"}, {"-l"}, {"-g"}} {
 			args := append([]string{"--load-cache", cache}, extra...)
-			theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", args...)
+			theirs, terr, tcode := ibnetdiscoverLoad(t, args...)
 			if tcode != 0 {
 				t.Fatalf("%s: ibnetdiscover %v: exit %d: %s", spec, args, tcode, terr)
 			}
@@ -249,7 +247,6 @@ func TestInterruptedIBSimCachesLoad(t *testing.T) {
 	net := generated(t, "fattree:levels=2,radix=16")
 	lossy := ibsimtest.WriteNetFile(t, mustRead(t, net)+"\ndo Error \"L1\" 40\ndo Error \"S3\" 40\n")
 	dir := t.TempDir()
-	loader := ibsimtest.Shared(t, ibsimtest.ExampleNet+"/net") // only loads caches
 	for _, c := range []struct {
 		name   string
 		file   string
@@ -296,7 +293,7 @@ func TestInterruptedIBSimCachesLoad(t *testing.T) {
 			if err := os.WriteFile(cache, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			compareLoaded(t, loader, "", cache)
+			compareLoaded(t, "", cache)
 		})
 	}
 }

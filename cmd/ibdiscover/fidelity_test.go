@@ -287,7 +287,7 @@ func TestPartialCachesSurviveIBNetDiscover(t *testing.T) {
 				}
 			}
 			for _, args := range runs {
-				theirs, terr, tcode := sim.RunTool(t, "", "ibnetdiscover", args...)
+				theirs, terr, tcode := ibnetdiscoverLoad(t, args...)
 				if tcode != 0 {
 					t.Errorf("%s: ibnetdiscover %v: exit %d: %s", spec, args, tcode, terr)
 					continue
@@ -349,7 +349,7 @@ func TestCompat255PortSwitch(t *testing.T) {
 	if _, e, code := sim.RunTool(t, "", "ibnetdiscover", "-o", "1", "--cache", theirs); code != 0 {
 		t.Fatalf("ibnetdiscover --cache: exit %d: %s", code, e)
 	}
-	if _, _, code := sim.RunTool(t, "", "ibnetdiscover", "--load-cache", theirs); code == 0 {
+	if _, _, code := ibnetdiscoverLoad(t, "--load-cache", theirs); code == 0 {
 		t.Errorf("ibnetdiscover loads its own cache of a 255-port switch: the documented reason to refuse is gone")
 	}
 	ours := filepath.Join(dir, "ours.cache")

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Schema is a parsed schema.
@@ -131,7 +132,7 @@ func (v *Schema) validate(s map[string]any, x any, path string) error {
 	}
 	switch x := x.(type) {
 	case string:
-		if p, ok := s["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(x) {
+		if p, ok := s["pattern"].(string); ok && !compiled(p).MatchString(x) {
 			return fmt.Errorf("%s: %q does not match %s", path, x, p)
 		}
 	case float64:
@@ -205,7 +206,31 @@ func typeOf(x any, t string) bool {
 	return false
 }
 
+// patterns holds the compiled "pattern"s: a document's strings are
+// checked against a few patterns many times over.
+var patterns sync.Map // string -> *regexp.Regexp
+
+func compiled(p string) *regexp.Regexp {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp)
+	}
+	re := regexp.MustCompile(p)
+	patterns.Store(p, re)
+	return re
+}
+
+// equal reports whether a and b, decoded JSON values, are the same JSON
+// value. Strings, the values const and enum mostly hold, compare as
+// strings (decoded JSON strings are valid UTF-8: their encodings are
+// equal exactly when they are); other values by their encodings.
 func equal(a, b any) bool {
+	if sa, ok := a.(string); ok {
+		sb, ok := b.(string)
+		return ok && sa == sb
+	}
+	if _, ok := b.(string); ok {
+		return false // a is not a string
+	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

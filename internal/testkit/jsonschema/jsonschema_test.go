@@ -38,6 +38,7 @@ func TestValidate(t *testing.T) {
 		{`{"a": 1, "p": null, "s": "y"}`, "does not match"},
 		{`{"a": 1, "p": null, "e": "maybe"}`, "not in"},
 		{`{"a": 1, "p": {"n": 2}}`, "anyOf"},
+		{`{"a": 1, "p": {"n": "1"}}`, "anyOf"}, // the string "1" is not the number 1
 		{`{"a": 1, "p": null, "l": ["1"]}`, "$.l[0]"},
 	} {
 		err := s.ValidateJSON([]byte(tt.doc))

@@ -126,12 +126,15 @@ func TestCompatOpenSM(t *testing.T) {
 				t.Fatal(err)
 			}
 			base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
+			// Every run only reads this ibsim after OpenSM's sweep: the
+			// runs attached at the same port share one discovery.
+			shared := newDiscoveries(t)
 			for _, host := range fab.hosts {
 				args := base
 				if host != "" {
 					args = append(args[:len(args):len(args)], "--sim-host", host)
 				}
-				out, stderr, code := runOurs(t, args...)
+				out, stderr, code := runShared(t, shared, args...)
 				if code != fab.code {
 					t.Fatalf("host %q: exit %d, want %d: %s", host, code, fab.code, stderr)
 				}
@@ -142,7 +145,7 @@ func TestCompatOpenSM(t *testing.T) {
 			if fab.code != 0 {
 				return // SMPs to part of the fabric are dropped: no routes to compare
 			}
-			out, stderr, code := runOurs(t, append(base, "--check-routes")...)
+			out, stderr, code := runShared(t, shared, append(base, "--check-routes")...)
 			if code != 0 {
 				t.Errorf("--check-routes on OpenSM's routes: exit %d\n%s%s", code, out, stderr)
 			}
@@ -151,7 +154,7 @@ func TestCompatOpenSM(t *testing.T) {
 			for _, p := range tracePairs(f) {
 				a, b := strconv.Itoa(int(p[0])), strconv.Itoa(int(p[1]))
 				theirs, terr, tcode := sim.RunTool(t, "", "ibtracert", a, b)
-				ours, oerr, ocode := runOurs(t, append(base, "--trace", a, b)...)
+				ours, oerr, ocode := runShared(t, shared, append(base, "--trace", a, b)...)
 				if tcode != 0 || ocode != 0 {
 					t.Errorf("trace %s %s: ibtracert exit %d (%s), ibhops exit %d (%s)", a, b, tcode, terr, ocode, oerr)
 				}
@@ -166,7 +169,7 @@ func TestCompatOpenSM(t *testing.T) {
 				}
 				lid := strconv.Itoa(int(sw.SMALID()))
 				theirs, terr, tcode := sim.RunTool(t, "", "ibroute", lid)
-				ours, oerr, ocode := runOurs(t, append(base, "--lft", lid)...)
+				ours, oerr, ocode := runShared(t, shared, append(base, "--lft", lid)...)
 				if tcode != 0 || ocode != 0 {
 					t.Errorf("lft %s: ibroute exit %d (%s), ibhops exit %d (%s)", lid, tcode, terr, ocode, oerr)
 				}

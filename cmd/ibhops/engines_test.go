@@ -117,13 +117,16 @@ func TestCompatRoutingEngines(t *testing.T) {
 				used[string(e)+"→"+ran]++
 				mu.Unlock()
 				base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
+				// The runs only read this ibsim after OpenSM's sweep: they
+				// share one discovery of it.
+				shared := newDiscoveries(t)
 				ours := e
 				if e == routing.Torus2QoS && ran == string(routing.MinHop) {
 					// OpenSM fell back to min-hop, which SMPs cannot
 					// tell; ibhops's torus-2QoS is torus-2QoS routing.
 					ours = routing.MinHop
 				}
-				out, stderr, code := runOurs(t, append(base, "--routing-engine", string(ours))...)
+				out, stderr, code := runShared(t, shared, append(base, "--routing-engine", string(ours))...)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", e, code, stderr)
 				}
@@ -134,7 +137,7 @@ func TestCompatRoutingEngines(t *testing.T) {
 				// says (nue's: than the hops they program; torus-2QoS has
 				// no matrix).
 				if e != routing.Torus2QoS && e == routing.Engine(ran) {
-					out, stderr, _ := runOurs(t, append(base, "--check-routes", "--json", "--routing-engine", string(e))...)
+					out, stderr, _ := runShared(t, shared, append(base, "--check-routes", "--json", "--routing-engine", string(e))...)
 					var doc jsonCheck
 					if err := json.Unmarshal(out, &doc); err != nil {
 						t.Fatalf("%s --check-routes: %v\n%s", e, err, stderr)
@@ -144,7 +147,7 @@ func TestCompatRoutingEngines(t *testing.T) {
 					}
 				}
 				if e == routing.DFSSSP {
-					out, stderr, code := runOurs(t, append(base, "--routed")...)
+					out, stderr, code := runShared(t, shared, append(base, "--routed")...)
 					if code != 0 || !bytes.Equal(out, want) {
 						t.Errorf("--routed after dfsssp: exit %d %s\n%s", code, stderr, golden.LineDiff(string(want), string(out)))
 					}

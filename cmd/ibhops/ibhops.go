@@ -56,6 +56,10 @@ EXIT STATUS:
 // simulator they changed.
 var openFabric = attach.Open
 
+// discoverFabric discovers the fabric; tests replace it to share one
+// discovery among runs that only read the same fabric.
+var discoverFabric = discover.Discover
+
 // newApp builds the command; stdout and stderr are where it writes.
 func newApp(stdout, stderr io.Writer) *cli.App {
 	flags := []cli.Flag{
@@ -389,7 +393,7 @@ func hopsCmd(c *cli.Context, stdout, stderr io.Writer) error {
 	defer fab.Close()
 	t.fab = fab
 	s.Note(stderr, "ibhops", "attached to "+fab.Desc)
-	res, err := discover.Discover(c.Context, fab, cfg)
+	res, err := discoverFabric(c.Context, fab, cfg)
 	if err != nil {
 		if c.Context.Err() != nil {
 			return cliapp.Exit(exitcode.Interrupted, errors.New("interrupted before the start node answered"))

@@ -42,6 +42,9 @@ func TestCompatLMC(t *testing.T) {
 			sim.RunOpenSM(t, "h1", dir, "-l", strconv.Itoa(lmc))
 			base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
 			f, _ := ibsimFabric(t, sim.SockName)
+			// Every run only reads this ibsim after OpenSM's sweep: they
+			// share one discovery of it.
+			shared := newDiscoveries(t)
 
 			// Every LID, and which port owns it.
 			var lids []uint16
@@ -69,7 +72,7 @@ func TestCompatLMC(t *testing.T) {
 			for k, p := range pairs {
 				a, b := strconv.Itoa(int(p[0])), strconv.Itoa(int(p[1]))
 				theirs, terr, tcode := sim.RunTool(t, "", "ibtracert", a, b)
-				ours, oerr, ocode := runOurs(t, append(base, "--trace", a, b)...)
+				ours, oerr, ocode := runShared(t, shared, append(base, "--trace", a, b)...)
 				if tcode != 0 || ocode != 0 {
 					t.Fatalf("trace %s %s: ibtracert exit %d (%s), ibhops exit %d (%s)", a, b, tcode, terr, ocode, oerr)
 				}
@@ -80,30 +83,30 @@ func TestCompatLMC(t *testing.T) {
 					continue // the queries on a quarter of the pairs
 				}
 				links := bytes.Count(theirs, []byte("] -> "))
-				if got := queryHops(t, append(base, "--routed", "--json", a, b)...); got != links {
+				if got := queryHops(t, shared, append(base, "--routed", "--json", a, b)...); got != links {
 					t.Errorf("--routed %s %s: %d hops, ibtracert crosses %d links", a, b, got, links)
 				}
 				pa, pb := f.PortByLID(p[0]), f.PortByLID(p[1])
 				want, ok := least[[2]*model.Port{pa, pb}]
 				if !ok {
-					want = queryHops(t, append(base, "--json", strconv.Itoa(int(pa.BaseLID())), strconv.Itoa(int(pb.BaseLID())))...)
+					want = queryHops(t, shared, append(base, "--json", strconv.Itoa(int(pa.BaseLID())), strconv.Itoa(int(pb.BaseLID())))...)
 					least[[2]*model.Port{pa, pb}] = want
 				}
 				if p[0] == pa.BaseLID() && p[1] == pb.BaseLID() {
 					continue
 				}
-				if got := queryHops(t, append(base, "--json", a, b)...); got != want {
+				if got := queryHops(t, shared, append(base, "--json", a, b)...); got != want {
 					t.Errorf("%s %s: %d hops, base LIDs give %d", a, b, got, want)
 				}
 			}
 			t.Logf("LMC %d: %d LIDs, %d pairs traced", lmc, len(lids), len(pairs))
 
-			out, stderr, code := runOurs(t, base...)
+			out, stderr, code := runShared(t, shared, base...)
 			want := readFile(t, filepath.Join(dir, "opensm-lid-matrix.dump"))
 			if code != 0 || !bytes.Equal(out, want) {
 				t.Errorf("dump: exit %d %s\n%s", code, stderr, golden.LineDiff(string(want), string(out)))
 			}
-			out, stderr, code = runOurs(t, append(base, "--check-routes", "--json")...)
+			out, stderr, code = runShared(t, shared, append(base, "--check-routes", "--json")...)
 			if code != 0 {
 				t.Fatalf("--check-routes: exit %d\n%s%s", code, out, stderr)
 			}
@@ -127,11 +130,11 @@ func isHost(p *model.Port, names ...string) bool {
 	return false
 }
 
-// queryHops runs a SRC DST query with --json and returns its hop count
-// (-1: no path).
-func queryHops(t *testing.T, args ...string) int {
+// queryHops runs a SRC DST query with --json (with the discoveries of
+// d) and returns its hop count (-1: no path).
+func queryHops(t *testing.T, d *discoveries, args ...string) int {
 	t.Helper()
-	out, stderr, code := runOurs(t, args...)
+	out, stderr, code := runShared(t, d, args...)
 	if code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}

@@ -142,7 +142,10 @@ func TestCompatNueDumpRandom(t *testing.T) {
 			impasses++
 		}
 		base := []string{"--ibsim", "--ibsim-sockname", sim.SockName}
-		out, stderr, code := runOurs(t, append(base, "--routing-engine", "nue")...)
+		// Both runs only read this ibsim after OpenSM's sweep: they share
+		// one discovery of it.
+		shared := newDiscoveries(t)
+		out, stderr, code := runShared(t, shared, append(base, "--routing-engine", "nue")...)
 		if code != 0 {
 			t.Fatalf("seed %d: exit %d %s", seed, code, stderr)
 		}
@@ -168,7 +171,7 @@ func TestCompatNueDumpRandom(t *testing.T) {
 		}
 		t.Logf("seed %d %v: %d rows; nue reached %d impasses", seed, smArgs, len(w), impasses)
 		// (The plain check, against min-hop, finds nue's detours longer.)
-		out, stderr, code = runOurs(t, append(base, "--check-routes", "--json", "--routing-engine", "nue")...)
+		out, stderr, code = runShared(t, shared, append(base, "--check-routes", "--json", "--routing-engine", "nue")...)
 		var doc jsonCheck
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("seed %d: --check-routes: %v\n%s", seed, err, stderr)

@@ -157,13 +157,39 @@ func readFile(name string, limit int64) ([]byte, error) {
 	return readLimited(f, limit)
 }
 
+// readLimited reads r to its end, at most limit bytes (an error wrapping
+// ErrTooLarge when it holds more). It reads into chunks (4 KiB, doubling
+// to 1 MiB) joined once at the end: io.ReadAll's one growing buffer
+// allocates and copies about twice what it returns, which for a pipe or
+// a device holding more than the limit (/dev/zero) was twice the limit
+// (64 MiB) allocated and copied for nothing.
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	const first, most = 4 << 10, 1 << 20
+	var chunks [][]byte
+	var n int64
+	size := int64(first)
+	for {
+		b := make([]byte, min(size, limit+1-n))
+		m, err := io.ReadFull(r, b)
+		n += int64(m)
+		chunks = append(chunks, b[:m])
+		if n > limit {
+			return nil, ErrTooLarge
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, most)
 	}
-	if int64(len(data)) > limit {
-		return nil, ErrTooLarge
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	data := make([]byte, 0, n)
+	for _, c := range chunks {
+		data = append(data, c...)
 	}
 	return data, nil
 }

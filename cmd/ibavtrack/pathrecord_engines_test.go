@@ -448,9 +448,8 @@ ym_link 0x300000 0x300003
 // rand() per query among balanced lanes) — only that it maps to a VL
 // every hop carries (no --check problem). An engine OpenSM cannot run
 // on a fabric fails the test with OpenSM's log. It reports the pairs
-// compared and its wall time (5,952 pairs: 77 s and 70 CPU s under -race
-// on a 2-core machine at load 13, against 395 s and 290 CPU s with a
-// whole command per pair; the rest is mostly the saquery processes).
+// compared and its wall time (docs/performance.md, "The test suite",
+// has what it costs).
 func TestPathRecordMatchesSaqueryPerEngine(t *testing.T) {
 	ibsimtest.Require(t)
 	t.Parallel()

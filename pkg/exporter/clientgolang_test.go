@@ -268,29 +268,8 @@ func clientGolangMetrics(c *Collection) []prometheus.Metric {
 }
 
 func appendHealth(ms []prometheus.Metric, r *health.Report) []prometheus.Metric {
-	type key struct{ check, kind, sev, node, guid, port, pguid, pport string }
-	counts := map[key]int{}
-	var order []key
-	place := func(p health.Place) (string, string) {
-		port := ""
-		if p.Port >= 0 {
-			port = strconv.Itoa(p.Port)
-		}
-		return hexGUID(p.NodeGUID), port
-	}
-	for _, f := range r.Findings {
-		g, port := place(f.Place)
-		k := key{check: f.Check, kind: f.Kind, sev: f.Severity.String(), node: f.Place.Node, guid: g, port: port}
-		if f.Peer != nil {
-			k.pguid, k.pport = place(*f.Peer)
-		}
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
-	}
-	for _, k := range order {
-		ms = append(ms, prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(counts[k]),
+	for _, k := range findingCounts(r) {
+		ms = append(ms, prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(k.n),
 			k.check, k.kind, k.sev, k.node, k.guid, k.port, k.pguid, k.pport))
 	}
 	for _, c := range r.Checks {

@@ -471,12 +471,16 @@ func (w *portWriter) ports(d *portFamilies, kn *kindNodes) {
 	w.eachRead(d.qp1, kn, readOK, field(fQP1Dropped))
 }
 
-// writeHealth writes the health report's findings (counted by place),
-// each check's status and the problem count.
-func writeHealth(t *text, r *health.Report) {
-	type key struct{ check, kind, sev, node, guid, port, pguid, pport string }
-	counts := map[key]int{}
-	var order []key
+// findingCount is how many findings of one kind a check made at one
+// place (and peer): the labels and value of infiniband_health_finding.
+type findingCount struct {
+	check, kind, sev, node, guid, port, pguid, pport string
+	n                                                int
+}
+
+// findingCounts groups r's findings by check, kind, severity and place,
+// in the order each group first appears.
+func findingCounts(r *health.Report) []findingCount {
 	place := func(p health.Place) (string, string) {
 		port := ""
 		if p.Port >= 0 {
@@ -484,19 +488,30 @@ func writeHealth(t *text, r *health.Report) {
 		}
 		return hexGUID(p.NodeGUID), port
 	}
+	index := map[findingCount]int{} // keyed with n == 0
+	var out []findingCount
 	for _, f := range r.Findings {
 		g, port := place(f.Place)
-		k := key{check: f.Check, kind: f.Kind, sev: f.Severity.String(), node: f.Place.Node, guid: g, port: port}
+		k := findingCount{check: f.Check, kind: f.Kind, sev: f.Severity.String(), node: f.Place.Node, guid: g, port: port}
 		if f.Peer != nil {
 			k.pguid, k.pport = place(*f.Peer)
 		}
-		if counts[k] == 0 {
-			order = append(order, k)
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, k)
 		}
-		counts[k]++
+		out[i].n++
 	}
-	for _, k := range order {
-		t.sample(famFinding, float64(counts[k]), k.check, k.kind, k.sev, k.node, k.guid, k.port, k.pguid, k.pport)
+	return out
+}
+
+// writeHealth writes the health report's findings (counted by place),
+// each check's status and the problem count.
+func writeHealth(t *text, r *health.Report) {
+	for _, k := range findingCounts(r) {
+		t.sample(famFinding, float64(k.n), k.check, k.kind, k.sev, k.node, k.guid, k.port, k.pguid, k.pport)
 	}
 	for _, c := range r.Checks {
 		t.sample(famCheck, 1, c.Name, string(c.Status))

@@ -42,18 +42,6 @@ func main() {
 	}
 }
 
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 func run(spec string, runs int, bin string, out io.Writer) error {
 	if err := benchproc.Require("ibsim", "opensm", benchproc.TimeBin); err != nil {
 		return err
@@ -81,7 +69,7 @@ func run(spec string, runs int, bin string, out io.Writer) error {
 		// 4: problems found (the injected errors)
 		{"ibcheck --ibsim", filepath.Join(bin, "ibcheck"), []string{"--ibsim", "--threshold-file", th}, 4},
 	}
-	load0 := loadavg()
+	load0 := benchproc.LoadAvg()
 	samples := make([][]benchproc.Sample, len(confs))
 	for r := 0; r < runs; r++ {
 		for i, c := range confs {
@@ -92,7 +80,7 @@ func run(spec string, runs int, bin string, out io.Writer) error {
 			samples[i] = append(samples[i], s)
 		}
 	}
-	load1 := loadavg()
+	load1 := benchproc.LoadAvg()
 	fmt.Fprintf(out, "fabric: %s (%d nodes, %d switches), ibsim 0.10, LIDs by opensm --once (%.1fs), attached at %s\n",
 		spec, nodes, switches, osmTime.Seconds(), host)
 	fmt.Fprintf(out, "machine: %s/%s, %d CPUs, load average %s before, %s after; %d runs each, alternating; medians\n\n",

@@ -184,7 +184,7 @@ func run(spec string, runs int, ours, trey, also string, serveOnly bool, out io.
 		runs, confs = 0, nil
 	}
 	samples := make([][]sample, len(confs))
-	loads := []string{loadavg()}
+	loads := []string{benchproc.LoadAvg()}
 	for r := 0; r < runs; r++ {
 		for i, c := range confs {
 			tree := watchTree(os.Getpid(), skip)
@@ -196,7 +196,7 @@ func run(spec string, runs int, ours, trey, also string, serveOnly bool, out io.
 			samples[i] = append(samples[i], sample{s.Wall, s.RSSKiB, peak})
 		}
 	}
-	loads = append(loads, loadavg())
+	loads = append(loads, benchproc.LoadAvg())
 	if serveOnly {
 		return serveAll(abs, also, env, dir, flagRuns(), out)
 	}
@@ -287,7 +287,7 @@ func serve(bin string, env []string, dir string, runs int, out io.Writer) error 
 	cmd.Stderr = &stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	load0 := loadavg()
+	load0 := benchproc.LoadAvg()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func serve(bin string, env []string, dir string, runs int, out io.Writer) error 
 	close(stopScrapes)
 	<-scrapeDone
 	hwm, rss := procStatus(cmd.Process.Pid, "VmHWM:"), procStatus(cmd.Process.Pid, "VmRSS:")
-	load1 := loadavg()
+	load1 := benchproc.LoadAvg()
 	var period []time.Duration
 	for i := 1; i < len(starts); i++ {
 		period = append(period, time.Duration((starts[i]-starts[i-1])*float64(time.Second)))
@@ -523,15 +523,6 @@ func waitLog(file, s string, d time.Duration, exited <-chan struct{}) error {
 		}
 	}
 	return fmt.Errorf("no %q in %s after %v", s, file, d)
-}
-
-func loadavg() string {
-	b, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func secs(ds []time.Duration) string {

@@ -230,3 +230,17 @@ func RunOnce(bin string, args, env []string, dir string, okCode int) (Sample, er
 	}
 	return s, err
 }
+
+// LoadAvg is the machine's 1, 5 and 15 minute load averages as
+// /proc/loadavg gives them, "?" where it cannot be read.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
